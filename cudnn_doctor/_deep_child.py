@@ -112,6 +112,7 @@ def ask_jax(answer):
     answer["version"] = jax.__version__
     devices = jax.devices()
     answer["devices"] = [str(d) for d in devices]
+    answer["cache_entries_read"] = read_back_cache()
     gpus = [d for d in devices if getattr(d, "platform", None) == "gpu"]
     if not gpus:
         raise RuntimeError("JAX has no GPU: it runs on {}".format(", ".join(answer["devices"])))
@@ -137,6 +138,52 @@ def ask_jax(answer):
     z.block_until_ready()
     numpy.asarray(z)
     answer["kernel_ran"] = True
+
+
+MAX_CACHE_ENTRIES, MAX_CACHE_BYTES = 512, 64 << 20
+
+
+def read_back_cache():
+    """With JAX's persistent-cache errors fatal (jax_raise_persistent_cache_errors) and its cache set, each entry of
+    the cache read back through JAX's own reader (compilation_cache.decompress_executable, then
+    extract_executable_and_time), as a program's compilation that hits it reads it, and raising as there: the
+    doctor's convolution has a key of its own, which the cache may not hold, while a program started here hits the
+    entries it wrote (round eighteen: cut entries failed JAX with 'Error -5 while decompressing data' and --deep's
+    own work ran clean). The files are read, never written (JAX's cache.get would touch their access times). At most
+    MAX_CACHE_ENTRIES entries and MAX_CACHE_BYTES; how many were read, or None where the switch is off (JAX warns and
+    compiles again), no cache is set, or this JAX has no such reader."""
+    from jax._src import compilation_cache, config
+
+    switch = getattr(config, "raise_persistent_cache_errors", None)
+    folder = getattr(config, "compilation_cache_dir", None)
+    enabled = getattr(config, "enable_compilation_cache", None)
+    decompress = getattr(compilation_cache, "decompress_executable", None)
+    extract = getattr(compilation_cache, "extract_executable_and_time", None)
+    if switch is None or folder is None or decompress is None or extract is None or not switch.value:
+        return None
+    if not folder.value or (enabled is not None and not enabled.value):
+        return None
+    import stat
+
+    try:
+        names = sorted(name for name in os.listdir(folder.value) if name.endswith("-cache"))[:MAX_CACHE_ENTRIES]
+    except OSError:  # a folder that cannot be listed: JAX's own first compilation meets it (its _get_cache)
+        return None
+    budget, read = MAX_CACHE_BYTES, 0
+    for name in names:
+        path = os.path.join(folder.value, name)
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if not stat.S_ISREG(info.st_mode) or info.st_size > budget:
+            continue  # a FIFO, a link, a folder: never opened; past the budget: not read
+        with open(path, "rb") as entry:
+            data = entry.read(info.st_size + 1)
+        budget -= len(data)
+        extract(decompress(data))  # JAX's own words where it cannot: what the program's compilation raises
+        read += 1
+    return read
 
 
 def frames_of(error, limit=48):

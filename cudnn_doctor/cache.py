@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -151,8 +152,15 @@ def write_entry(folder: str, cached: str, header: dict[str, str], data: dict[str
             raise
 
 
-LEGACY = re.compile(r"^[a-z0-9_]+-\d+-\d+\.json$")  # SUBJECT-<size>-<mtime_ns>.json, keyed by install, not by data
-TEMPORARY = re.compile(r"^[a-z0-9_]+-[0-9a-f-]+\.\d+\.tmp$")
+@functools.cache
+def legacy_pattern() -> re.Pattern[str]:
+    # SUBJECT-<size>-<mtime_ns>.json, keyed by install, not by data
+    return re.compile(r"^[a-z0-9_]+-\d+-\d+\.json$")
+
+
+@functools.cache
+def temporary_pattern() -> re.Pattern[str]:
+    return re.compile(r"^[a-z0-9_]+-[0-9a-f-]+\.\d+\.tmp$")
 
 
 def prune(folder: str, subject: str, keep: str) -> list[str]:
@@ -168,8 +176,8 @@ def prune(folder: str, subject: str, keep: str) -> list[str]:
     for entry in entries:
         name = entry.name
         try:
-            stale = TEMPORARY.match(name) and now - entry.stat(follow_symlinks=False).st_mtime > STALE_TEMPORARY_S
-            if (versions.match(name) and name != keep) or LEGACY.match(name) or stale:
+            stale = temporary_pattern().match(name) and now - entry.stat(follow_symlinks=False).st_mtime > STALE_TEMPORARY_S
+            if (versions.match(name) and name != keep) or legacy_pattern().match(name) or stale:
                 os.unlink(entry.path)
                 removed.append(name)
         except OSError:

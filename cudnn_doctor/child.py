@@ -35,11 +35,12 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from cudnn_doctor.json_values import loads
 from cudnn_doctor.operating_system import CURRENT, stat_fields
+from cudnn_doctor.records import record
 from cudnn_doctor.versions import ascii_digits
 
 NEUTRAL_CWD = CURRENT.neutral_cwd
@@ -62,7 +63,7 @@ FDS_PER_CHILD = 7
 FDS_RESERVED = 32
 
 
-@dataclass
+@record
 class ChildAnswer:
     """What one child left us. `values` is the last JSON object it printed on a line of its own
     (or as its whole output); `error` says why there is no usable answer, in words."""
@@ -81,7 +82,7 @@ class ChildAnswer:
     held: tuple[str, ...] = ()
 
 
-@dataclass
+@record
 class ChildRequest:
     """One child to run: its command line, environment and time allowed."""
 
@@ -105,6 +106,26 @@ class ChildRequest:
     # its stdout read to its end, up to its timeout, even after it has exited (as a caller such as XLA reads
     # `ptxas --version`): what it left holding that pipe past then is named in ChildAnswer.held
     read_to_end: bool = False
+
+
+def signals_as_handed() -> dict[str, Any]:
+    """Popen's options that start a child with the signals a program started here gets: where the doctor was started
+    with SIGINT ignored (signals.sigint_ignored_at_start: a background job of a shell without job control, a launcher),
+    every program that shell starts ignores it (execve(2): an ignored signal stays ignored), while the doctor handles
+    SIGINT itself and exec resets a handled signal to its default; the child then sets it ignored between its fork and
+    its exec. Nothing elsewhere. Not a toggle of the doctor's own disposition around the start: a SIGINT landing in
+    that instant was lost (seen: the command went on past it)."""
+    from cudnn_doctor import signals
+
+    if not signals.sigint_ignored_at_start() or sys.platform == "win32":
+        return {}
+    # Python code between fork and exec (preexec_fn) in a process with threads: only a signal's disposition is set,
+    # nothing that takes a lock or imports; a child that hung there anyway is ended at its deadline as any other
+    return {"preexec_fn": _ignore_sigint}
+
+
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def write_answer(text: str) -> None:
@@ -306,7 +327,7 @@ def run_children(requests: Sequence[ChildRequest], deadline: float | None = None
 _RETRY = object()  # _start's answer when the machine cannot start one more child now
 
 
-@dataclass
+@record
 class _Running:
     """A child started by a batch, and what it has said so far."""
 
@@ -539,7 +560,7 @@ class ChildBatch:
             deadline = min(deadline, self.deadline)
         answer_read = answer_write = None
         stdin_file = None
-        options = dict(CURRENT.popen_options)
+        options = {**CURRENT.popen_options, **signals_as_handed()}
         try:
             if request.answer_channel and CURRENT.name == "posix":  # Windows: stdout, as before
                 answer_read, answer_write = os.pipe()
@@ -721,7 +742,8 @@ class StreamingChild:
         CURRENT.before_start()
         with CURRENT.starting:
             self.process = subprocess.Popen(list(argv), stdin=stdin_fd, stdout=subprocess.PIPE,
-                                            stderr=subprocess.PIPE, env=env, cwd=NEUTRAL_CWD, **CURRENT.popen_options)
+                                            stderr=subprocess.PIPE, env=env, cwd=NEUTRAL_CWD,
+                                            **{**CURRENT.popen_options, **signals_as_handed()})
             CURRENT.adopt(self.process)
         _STREAMS.add(self)
         assert self.process.stdout is not None

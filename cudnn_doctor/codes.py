@@ -7,11 +7,10 @@ meaning; a retired code is marked retired, never reused.
 
 from __future__ import annotations
 
-import string
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from cudnn_doctor.errors import DoctorError
+from cudnn_doctor.records import record
 
 if TYPE_CHECKING:  # the model (some forty dataclasses) loads once a finding is made: a check starts NVML's child first
     from cudnn_doctor.model import Finding
@@ -19,7 +18,7 @@ if TYPE_CHECKING:  # the model (some forty dataclasses) loads once a finding is 
 ISSUES_URL = "https://github.com/cudnn-doctor/cudnn-doctor/issues"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Code:
     """One entry of the finding registry."""
 
@@ -592,7 +591,7 @@ def on_platform(found: Finding, platform_kind: str | None) -> Finding:
     from dataclasses import replace
 
     values = _Fields({key: "unknown" if value is None else value for key, value in found.values.items()})
-    return replace(found, detail=string.Formatter().vformat(text, (), values))
+    return replace(found, detail=text.format_map(values))
 
 
 # What a code's error stands on (issue 45; DESIGN.md, Report). An error says a program will fail, so it needs the
@@ -642,7 +641,7 @@ def finding(code: str, subject: str | None = None, refs: tuple[str, ...] = (), e
         code=code,
         severity=entry.severity,
         title=entry.title,
-        detail=string.Formatter().vformat(entry.explanation, (), values),
+        detail=entry.explanation.format_map(values),
         fix="",
         refs=refs,
         subject=subject,

@@ -11,10 +11,11 @@ import os
 import stat
 import struct
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TypeVar
 
 from cudnn_doctor.operating_system import CURRENT
+from cudnn_doctor.records import record
 
 MACHINES = {3: "i386", 20: "ppc", 21: "ppc64le", 40: "arm", 62: "x86_64", 183: "aarch64", 243: "riscv64"}
 HOST_ARCH_ALIASES = {"amd64": "x86_64", "arm64": "aarch64", "ppc64le": "ppc64le", "i686": "i386"}
@@ -35,7 +36,7 @@ class ElfError(Exception):
     """The file is not a usable ELF shared library."""
 
 
-@dataclass
+@record
 class ElfInfo:
     """What an ELF file's headers say: machine, class, soname, needed libraries."""
 
@@ -102,7 +103,7 @@ def read_mapped(path: str, read: Callable[[mmap.mmap], T], error: type[Exception
             raise error(f"malformed {kind} headers ({failure})") from None
 
 
-@dataclass
+@record
 class ElfHeader:
     """What the ELF header and program headers say: enough to judge a file without loading it."""
 
@@ -252,6 +253,12 @@ def read_exported_u32(path: str, names: tuple[str, ...]) -> dict[str, int]:
     `cudnn_ops_infer_version` = major << 16 | minor << 8 | patch). Names not found are left out; ElfError
     when the file is not a readable, complete ELF library."""
     return _read_mapped(path, lambda data: _exported_u32(data, set(names)))
+
+
+def read_elf_and_exported_u32(path: str, names: tuple[str, ...]) -> tuple[ElfInfo, dict[str, int]]:
+    """read_elf(PATH) and read_exported_u32(PATH, NAMES) from one mapping of the file (a cuDNN sub-library is read
+    for both: opened and mapped twice before); ElfError as either raises it, read_elf's first."""
+    return _read_mapped(path, lambda data: (_parse(data), _exported_u32(data, set(names))))
 
 
 def _exported_u32(data: mmap.mmap, wanted: set[str]) -> dict[str, int]:

@@ -14,40 +14,9 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import field, fields, is_dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:  # what record makes is a dataclass, for the type checker too
-    from dataclasses import dataclass as record
-else:
-    def record(cls=None, /, *, frozen=False):
-        """dataclasses.dataclass, with one __repr__, __eq__ and __hash__ shared by every record instead of two methods
-        generated for each: Python before 3.13 compiles each generated method on its own, and that was half of this
-        module's import, on the path of every check (14 of 21 ms on two cores). Same meaning: equal when of one
-        class with equal compared fields; a frozen record hashes them, a plain one is unhashable."""
-
-        def made(cls):
-            cls = dataclasses.dataclass(cls, repr=False, eq=False, frozen=frozen)
-            every = fields(cls)
-            cls._record_shown = tuple(f.name for f in every if f.repr)
-            cls._record_compared = tuple(f.name for f in every if f.compare)
-            cls.__repr__, cls.__eq__ = _record_repr, _record_eq
-            cls.__hash__ = _record_hash if frozen else None
-            return cls
-
-        return made if cls is None else made(cls)
-
-    def _record_repr(self):
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._record_shown)
-        return f"{type(self).__qualname__}({shown})"
-
-    def _record_eq(self, other):
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return tuple(getattr(self, name) for name in self._record_compared) == \
-            tuple(getattr(other, name) for name in self._record_compared)
-
-    def _record_hash(self):
-        return hash(tuple(getattr(self, name) for name in self._record_compared))
+from cudnn_doctor.records import record
 
 REPORT_SCHEMA = "cudnn-doctor/report/1"
 
@@ -404,6 +373,8 @@ STUB_SOURCE = ("NVIDIA CUDA toolkit layout: lib64/stubs (targets/<arch>/lib/stub
                "names (libcublas.so), their soname versioned, so that no program loads them at run time "
                "(ofiwg/libfabric#10365, 'hmem/cuda: avoid stub loading at runtime'; CUDA_ERROR_STUB_LIBRARY: a "
                "stub's functions do no work)")
+# a library child past its deadline, in the probe's words (probes/library_jobs.py); the rules read them
+HANGS = "(it hangs while loading or in its first call)"
 
 
 @record
@@ -430,6 +401,9 @@ class ProcessView:
     context_variables: tuple[str, ...] = ()
     # where it was refused: the same context made again in a child without those variables ("ok": they are the cause)
     context_without: str | None = None
+    context_without_unset: tuple[str, ...] = ()  # the variables that child was started without (context_retry_unset)
+    # where made without them: those whose absence alone made it (each left out alone, side by side), else all of them
+    context_blamed: tuple[str, ...] = ()
     load_error: str | None = None  # why libcuda.so.1 could not be loaded at all
     # the child that loads libcuda.so.1 and calls cuInit as a program does crashed, hung or ended before it answered
     probe_failure: str | None = None
@@ -487,6 +461,14 @@ class ProcessView:
     # cuDNN sub-libraries in LD_PRELOAD (libcudnn_adv.so.9): (entry, the folder its real file is in, the release its
     # real file's name carries or ""), read by the probe (rules touch no file)
     preloaded_cudnn_parts: tuple[tuple[str, str, str], ...] = ()
+    # LD_PRELOAD's entries no row of the data knows and what they cost one process's start, asked of the loader: a
+    # bare Python started with and without them side by side (probes/start_cost.py): (the entries joined by ' ', its
+    # milliseconds with them or -1 where it passed the probe's deadline, without them, that deadline in seconds); None
+    # where not asked
+    preload_start: tuple[str, float, float, float] | None = None
+    # what that start with them was given otherwise than the one without them, in words (cleared the environment,
+    # ignored SIGINT, lowered a limit, armed an alarm, ...): what every program started here loses the same way
+    preload_takes: tuple[str, ...] = ()
     # variables a Python start-up hook set or changed inside Python, as every Python program here gets them
     # (sitecustomize, usercustomize, a .pth line; seen: os.environ against /proc/self/environ in the doctor's own
     # process): (variable, its value there, the hook files whose text names it, os.pathsep-joined)

@@ -22,13 +22,18 @@ the shell will read.
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 
 POSIX_SHELLS = ("bash", "zsh", "sh")
 # PowerShell's tokenizer (CharTraits.cs, IsSingleQuote): each of these opens and closes a '...' string
 POWERSHELL_SINGLE_QUOTES = "'\u2018\u2019\u201a\u201b"
-_LOADER_TOKEN = re.compile(r"\$(\{)?(ORIGIN|LIB|PLATFORM)\b")
+
+
+@functools.cache
+def _loader_token_pattern() -> re.Pattern[str]:
+    return re.compile(r"\$(\{)?(ORIGIN|LIB|PLATFORM)\b")
 
 
 class CannotQuote(ValueError):
@@ -36,7 +41,9 @@ class CannotQuote(ValueError):
     sign: a comment line pasted where comments are off, as in an interactive zsh, still runs nothing)."""
 
 
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]{0,30}://)([^/?#@\s]{1,2000})@")
+@functools.cache
+def _userinfo_pattern() -> re.Pattern[str]:
+    return re.compile(r"(?i)\b([a-z][a-z0-9+.\-]{0,30}://)([^/?#@\s]{1,2000})@")
 
 
 def redacted_url(text: str) -> str:
@@ -46,7 +53,7 @@ def redacted_url(text: str) -> str:
     def hide(match: re.Match[str]) -> str:
         user, colon, _ = match.group(2).partition(":")
         return f"{match.group(1)}{user}:****@" if colon else f"{match.group(1)}****@"
-    return _USERINFO.sub(hide, text)
+    return _userinfo_pattern().sub(hide, text)
 
 
 def _needs_escape(char: str) -> bool:
@@ -99,13 +106,17 @@ def _cmd(word: str) -> str:
 # What a comment line may hold: words, digits and the punctuation no shell reads in one (`;` `'` `"` `%` `!` `&` `|`
 # `<` `>` `^` `` ` `` `$` `(` `)` are read by cmd before `rem`, by an interactive zsh without INTERACTIVE_COMMENTS,
 # or by whoever pastes half a line); the rest of the text is written as commas and spaces.
-COMMENT_TEXT = re.compile(r"[^A-Za-z0-9 .,:_/=+-]+")
+
+
+@functools.cache
+def comment_text_pattern() -> re.Pattern[str]:
+    return re.compile(r"[^A-Za-z0-9 .,:_/=+-]+")
 
 
 def comment(shell: str, words: str) -> str:
     """A line SHELL reads as a comment, saying WORDS (words of ours, never a user's value), in words only: pasted
     where comments are off, or read by cmd, it still runs nothing the user did not ask for."""
-    text = " ".join(COMMENT_TEXT.sub(lambda found: "," if ";" in found.group(0) else " ", words).split())
+    text = " ".join(comment_text_pattern().sub(lambda found: "," if ";" in found.group(0) else " ", words).split())
     return f"rem {text}" if shell == "cmd" else f"# {text}"
 
 
@@ -195,7 +206,7 @@ def check_list_entry(folder: str) -> None:
         raise CannotQuote("a relative folder would be looked up from the working folder of each program")
     if ":" in (folder if folder.startswith("/") else folder[2:]) or ";" in folder:
         raise CannotQuote("the folder name holds a colon or a semicolon, which split a list of folders")
-    if _LOADER_TOKEN.search(folder):
+    if _loader_token_pattern().search(folder):
         raise CannotQuote("the folder name holds a token the loader expands, ORIGIN, LIB or PLATFORM after a dollar sign")
 
 
@@ -203,7 +214,11 @@ def check_list_entry(folder: str) -> None:
 # one more backtick around it than its longest run of backticks holds, so a backtick in a machine's value (an
 # allocator setting, a folder name) never ends the span early; in the prose around, such a backtick is written
 # with a backslash before it (CommonMark's escape), so it opens no span. The text renderer and markdown read both.
-CODE_SPAN = re.compile(r"(?<![`\\])(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+
+
+@functools.cache
+def code_span_pattern() -> re.Pattern[str]:
+    return re.compile(r"(?<![`\\])(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 
 
 def code_span(text: str) -> str:
@@ -225,7 +240,7 @@ def split_code_spans(text: str) -> list[str]:
     with its escaped backticks made plain again."""
     parts: list[str] = []
     last = 0
-    for found in CODE_SPAN.finditer(text):
+    for found in code_span_pattern().finditer(text):
         parts.append(_plain_prose(text[last:found.start()]))
         content = found.group(2)
         if len(content) > 2 and content.startswith(" ") and content.endswith(" ") and content.strip():

@@ -6,20 +6,24 @@ Pure: the checked codes come in, two lists go out (those that count, those ignor
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cudnn_doctor.errors import DoctorError
+from cudnn_doctor.records import record
 
 if TYPE_CHECKING:
     from cudnn_doctor.model import Finding
 
-CODE_PREFIX = re.compile(r"CD[0-9]{0,3}")
+
+@functools.cache
+def code_prefix_pattern() -> re.Pattern[str]:
+    return re.compile(r"CD[0-9]{0,3}")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Selection:
     """The codes --select and --ignore name."""
 
@@ -38,7 +42,7 @@ def parse_codes(values: Iterable[str], where: str) -> tuple[str, ...]:
             if not word:
                 continue
             prefix = word.upper()
-            if not CODE_PREFIX.fullmatch(prefix):
+            if not code_prefix_pattern().fullmatch(prefix):
                 raise DoctorError(f"{where} {word}: not a finding code or prefix",
                                   fix="give a code like CD306 or a prefix like CD3; `cudnn-doctor explain CD306` describes one", code="CD001")
             if not any(code.startswith(prefix) for code in CODES):

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.operating_system import kernel_getcwd
+from cudnn_doctor.records import record
 from cudnn_doctor.selection import Selection, parse_codes
 
 TABLE = "cudnn-doctor"  # [tool.cudnn-doctor]
@@ -23,7 +24,7 @@ TRUE_WORDS, FALSE_WORDS = ("1", "true", "yes", "on"), ("0", "false", "no", "off"
 PYPROJECT_LIMIT = 1 << 20
 
 
-@dataclass
+@record
 class CheckSettings:
     """check's settings from the command line, CUDNN_DOCTOR_* and [tool.cudnn-doctor]."""
 

@@ -54,6 +54,8 @@ def install() -> None:
     _installed.append(True)
     for signum in HANDLED:
         try:
+            if signum == signal.SIGINT and signal.getsignal(signum) is not _raise_once:  # the command's first install
+                _sigint_ignored[:] = [signal.getsignal(signum) == signal.SIG_IGN]
             if signum != signal.SIGINT and signal.getsignal(signum) == signal.SIG_IGN:
                 continue  # nohup: the user asked for SIGHUP to be ignored
             signal.signal(signum, _raise_once)
@@ -73,6 +75,14 @@ def install() -> None:
 
 
 _python_unraisable: Any = None
+_sigint_ignored: list[bool] = []
+
+
+def sigint_ignored_at_start() -> bool:
+    """Whether this command was started with SIGINT ignored (a background job of a shell without job control, a
+    launcher that ignores it): every program that shell starts then ignores it too, while the doctor handles SIGINT
+    itself (install); child.py starts the doctor's children with it ignored, as a program there has it."""
+    return bool(_sigint_ignored and _sigint_ignored[0])
 
 
 def _unraisable(info: Any) -> None:

@@ -4,20 +4,27 @@ is exact, how long it takes is benchmarks/check_speed.py's business."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from pathlib import Path
 
 from tests.conftest import Machine
+from tests.fakes.build import fake_cudnn
+from tests.test_check import CUDNN9_SUBLIBS
 
 # what `check --json` never needs on a machine like this one: the text renderer's library, the
 # specifier parser (plain releases are judged without it: specifiers.py), the readers of files that are not there (Theano's INI files, Maven's
 # XML, Gradle scripts), the TOML parser once the parsed data is cached, helpers of helpers, and shell completion's
 # library (argcomplete: only when a shell asks) or any other command-line library than argparse; pathlib, which brings
-# urllib.parse and ipaddress (os.path names every file check reads)
+# urllib.parse and ipaddress (os.path names every file check reads); `platform`, whose import compiles six patterns
+# (operating_system.CURRENT.uname gives its machine); the reader of Windows' PE files on Linux; `string`, whose import
+# compiles Template's pattern (str.format_map fills a finding's text as string.Formatter did)
 NOT_FOR_JSON = ("argcomplete", "typer", "click", "rich", "packaging", "configparser", "xml", "pyexpat", "tomllib", "socket", "secrets", "random",
-                "pathlib", "urllib", "ipaddress",
+                "pathlib", "urllib", "ipaddress", "platform",
                 "platformdirs", "cudnn_doctor.probes.dl4j", "cudnn_doctor.probes.maven", "cudnn_doctor.probes.gradle",
-                "cudnn_doctor.probes.jvm_build", "cudnn_doctor.render.text")
+                "cudnn_doctor.probes.jvm_build", "cudnn_doctor.render.text", "cudnn_doctor.probes.pe",
+                "string")
 
 
 def imported(machine: Machine, *args: str) -> set[str]:
@@ -55,3 +62,54 @@ def test_plain_release_specifiers_need_no_packaging(machine: Machine) -> None:
     plain = imported(machine, *args)
     assert "cudnn_doctor.specifiers" in plain and unwanted(plain) == []
     assert "packaging.specifiers" in imported(machine, "check", "--json", "--require", "cuda==12.*")
+
+
+def test_a_framework_beside_pythonpath_costs_no_platform_module(machine: Machine) -> None:
+    """torch installed where PYTHONPATH also names folders (the stray-module search of probes/process_env then asks
+    which compiled-module names that Python takes): the machine's name comes from os.uname, not from `platform`."""
+    site = machine.cwd / "venv" / "lib" / "python3.11" / "site-packages"
+    (site / "torch").mkdir(parents=True)
+    (site / "torch" / "__init__.py").write_text("")
+    (site / "torch" / "version.py").write_text("__version__ = '2.11.0+cu130'\ncuda = '13.0'\n")
+    (site / "torch-2.11.0+cu130.dist-info").mkdir()
+    (site / "torch-2.11.0+cu130.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\n"
+                                                                      "Version: 2.11.0+cu130\n")
+    machine.env["PYTHONPATH"] = f"{site}:{machine.env['PYTHONPATH']}"
+    imported(machine, "check", "--json")
+    modules = imported(machine, "check", "--json")
+    assert "cudnn_doctor.probes.process_env" in modules and "platform" not in modules
+
+
+# each module the check imports and each child it starts, in order (audit events), on stderr
+ORDER = r"""
+import json, sys
+events = []
+def hook(event, args):
+    if event == "import" and args[0].startswith("cudnn_doctor"):
+        events.append(["import", args[0]])
+    elif event == "subprocess.Popen":
+        events.append(["start", [str(a) for a in args[1]]])
+sys.addaudithook(hook)
+sys.argv = ["cudnn-doctor", "check", "--json"]
+try:
+    from cudnn_doctor.entry import main
+    main()
+finally:
+    sys.stderr.write("ORDER " + json.dumps(events) + "\n")
+"""
+
+
+def test_the_cudnn_copies_child_starts_before_the_settings_readers_load(machine: Machine, tmp_path: Path) -> None:
+    """What runs before the cuDNN copies' batch child starts is check's critical path: the readers of settings, XLA's
+    flags and C++ run-times (used only once the children run: probes/process_env.read_process_view) load after it."""
+    for name, version in (("a", 91400), ("b", 91900)):
+        fake_cudnn(tmp_path / name, version=version, sublibraries=CUDNN9_SUBLIBS)
+        machine.add_library_path(tmp_path / name)
+    result = subprocess.run([sys.executable, "-c", ORDER], capture_output=True, text=True, env=machine.env,
+                            cwd=machine.cwd, timeout=120, stdin=subprocess.DEVNULL)
+    events = json.loads(next(x for x in result.stderr.splitlines() if x.startswith("ORDER "))[6:])
+    assert len(json.loads(result.stdout)["cudnn"]) == 2  # both copies probed
+    batch = next(i for i, (kind, what) in enumerate(events) if kind == "start" and "batch" in what)
+    loaded = {what: i for i, (kind, what) in enumerate(events) if kind == "import"}
+    for module in ("cudnn_doctor.probes.settings", "cudnn_doctor.probes.xla_flags", "cudnn_doctor.probes.loader_runtime"):
+        assert loaded[module] > batch, module

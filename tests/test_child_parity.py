@@ -167,27 +167,14 @@ def _differences(child: dict, program: dict, variant: bool = False) -> list[str]
                   else pair for number, pair in limits.items()}
     said += [f"limits: {limits!r} where the program has {program['limits']!r}"] if limits != program["limits"] else []
     said += [f"{key}: {child.get(key)!r} where the program has {program[key]!r}"
-             for key in ("Umask", "SigIgn", "SigBlk") if _masks(key, child.get(key)) != _masks(key, program[key])]
+             for key in ("Umask", "SigIgn", "SigBlk") if child.get(key) != program[key]]
     return said
 
 
-# SIGINT (bit 1 of /proc's SigIgn mask): where the tests themselves started with it ignored (a background job of a
-# shell without job control, `.ci/run &`), the program bash starts ignores it too, while the doctor handles SIGINT
-# itself (signals.py: every command ends on it the same way) and exec gives its children SIGINT's default. Known and
-# left: setting it ignored between fork and exec needs preexec_fn in a threaded process. Compared without that bit
-# only then; a foreground run compares every bit.
-_SIGINT_BIT = 1 << 1
-
-
-def _masks(key: str, value: object) -> object:
-    import signal
-
-    if key != "SigIgn" or not isinstance(value, str) or signal.getsignal(signal.SIGINT) != signal.SIG_IGN:
-        return value
-    try:
-        return int(value, 16) & ~_SIGINT_BIT
-    except ValueError:
-        return value
+# SigIgn compared whole, SIGINT's bit too: where the tests themselves started with it ignored (a background job of a
+# shell without job control, `.ci/run &`), the program bash starts ignores it, and the doctor, which handles SIGINT
+# itself (signals.py), starts its children with it ignored as well (child.signals_as_handed; its own test is
+# tests/test_sigint_ignored_children.py)
 
 
 def test_every_child_of_check_deep_resolves_each_variable_to_the_programs_files(machine: Machine, project: Path,

@@ -5,16 +5,22 @@ build) or where the table cannot be trusted. gcc-built libraries and the real cu
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import struct
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from cudnn_doctor import elf
 from cudnn_doctor.probes.process_env import VERSION_SYMBOLS
+from tests.conftest import ROOT
+from tests.fakes.build import fake_cudnn
 from tests.real_wheels import real_cudnn
+from tests.test_check import CUDNN9_SUBLIBS
 
 SOURCE = """
 const unsigned cudnn_graph_version = 0x091300;
@@ -98,3 +104,30 @@ def test_the_real_cudnn_graph_library_says_its_release() -> None:
     assert any(s[1] == elf.SHT_GNU_HASH for s in _sections(graph))
     [(name, value)] = elf.read_exported_u32(str(graph), VERSION_SYMBOLS).items()
     assert name == "cudnn_graph_version" and value == 9 << 16 | 19 << 8 | 0
+
+
+# what a check's probe of the cuDNN a framework loads makes of one sub-library, and how often it opened its file
+ONE_OPENING = r"""
+import json, sys
+opened = []
+sys.addaudithook(lambda event, args: opened.append(args[0]) if event == "open" and "libcudnn_ops" in str(args[0]) else None)
+from cudnn_doctor.probes.context import SearchContext
+from cudnn_doctor.probes.process_env import _sublibrary
+found = _sublibrary("libcudnn_ops", 9, sys.argv[1], "9.19.0", {}, SearchContext.from_environment(), {})
+print(json.dumps([found.path, found.version, found.problem, len(opened)]))
+"""
+
+
+def test_a_sub_library_is_read_for_its_headers_and_its_release_from_one_opening(tmp_path: Path) -> None:
+    """Its ELF headers (is it whole?) and its exported release are read from one mapping of the file: each of a
+    copy's sub-libraries was opened and mapped twice. What it says is what the two readers say apart."""
+    library = fake_cudnn(tmp_path / "copy", version=91900, sublibraries=CUDNN9_SUBLIBS)
+    ops = library.parent / "libcudnn_ops.so.9"
+    assert elf.read_elf(str(ops)).soname and elf.read_elf_and_exported_u32(str(ops), VERSION_SYMBOLS)[1] == \
+        elf.read_exported_u32(str(ops), VERSION_SYMBOLS)
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "LANG": "C.UTF-8", "HOME": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", ONE_OPENING, str(library)], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=60)
+    path, release, problem, opened = json.loads(done.stdout or "null") or (None, None, None, done.stderr[-2000:])
+    assert os.path.realpath(str(path)) == os.path.realpath(ops) and release == "9.19.0" and problem is None
+    assert opened == 1

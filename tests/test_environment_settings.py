@@ -435,6 +435,33 @@ def test_a_user_triggered_core_dump_has_a_context_made(machine: Machine, tmp_pat
     machine.env["CUDA_ENABLE_USER_TRIGGERED_COREDUMP"] = "0"
     assert (check(machine)["process"] or {}).get("context") is None
 
+def test_a_refused_context_is_made_again_without_every_cuda_setting_and_each_alone(machine: Machine,
+                                                                                  tmp_path: Path) -> None:
+    """CUDA_ENABLE_USER_TRIGGERED_COREDUMP=1 (the switch that has a context made) with CUDA_COREDUMP_PIPE, a path its
+    row vouches for, in a folder that does not exist (round eighteen's published GPU set: torch and JAX failed; made
+    again without the switch alone, driver 580 refused the context still and CD416 went unsaid, where the round
+    before had named it). The context is made again without every CUDA setting but those choosing the GPU, and
+    without each alone, side by side: the pipe is the one whose absence alone makes it (the gcc-built driver refuses
+    a pipe in a missing folder whatever the switch), named, seen; the plan's line unsets it and after it the context
+    is made. A GPU kept by CUDA_VISIBLE_DEVICES stays in every try."""
+    gpu_machine(machine, tmp_path, gpus=1)
+    machine.env.update({"CUDA_ENABLE_USER_TRIGGERED_COREDUMP": "1", "CUDA_VISIBLE_DEVICES": "0",
+                        "CUDA_COREDUMP_PIPE": str(tmp_path / "missing" / "corepipe.%h.%p")})
+    report = check(machine)
+    process = report["process"]
+    assert process["context"].startswith("cuDevicePrimaryCtxRetain: CUDA_ERROR_OPERATING_SYSTEM"), process
+    assert process["context_variables"] == ["CUDA_ENABLE_USER_TRIGGERED_COREDUMP"]
+    assert process["context_without"] == "ok", process
+    assert process["context_without_unset"] == ["CUDA_ENABLE_USER_TRIGGERED_COREDUMP", "CUDA_COREDUMP_PIPE"], process
+    assert process["context_blamed"] == ["CUDA_COREDUMP_PIPE"], process
+    [made] = [f for f in report["findings"] if f["code"] == "CD416"]
+    assert made["severity"] == "error" and made["evidence"] == "seen" and made["subject"] == "CUDA_COREDUMP_PIPE", made
+    assert "CUDA_ERROR_OPERATING_SYSTEM" in made["proof"], made
+    lines = plan_lines(machine)
+    assert "unset CUDA_COREDUMP_PIPE" in lines, lines
+    assert "CD416" not in codes(check_after(machine, lines))
+
+
 def test_the_persisting_l2_percentage_above_100_is_a_cuda_setting_that_breaks(machine: Machine, tmp_path: Path) -> None:
     """CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT=250 (round seventeen's published GPU set: torch's first
     CUDA call failed and JAX found no CUDA device on an H100; 50 ran both; plain check was silent): an error of CUDA's

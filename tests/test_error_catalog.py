@@ -35,7 +35,7 @@ OPTIONAL = ("priority", "requires", "stack_library", "triggers", "fix_without", 
 FRAMEWORKS = {"tensorflow", "pytorch", "jax", "theano", "dl4j", "cuda", "nvml", "cudnn", "loader", "onnxruntime",
               "tensorrt", "cupy", "paddle", "container", "pip", "xformers", "djl", "conda",
               "msvc", "triton", "nvcc", "nvrtc", "apt", "dkms", "nccl", "cublas", "deepspeed", "julia", "kubernetes",
-              "opencv", "rapids", "dnf", "pacman", "xgboost"}
+              "opencv", "rapids", "dnf", "pacman", "xgboost", "nix"}
 # a named group is a value the answer fills: the version groups the reader normalises (explain/catalog.normalise),
 # and every field compat/fixes.toml describes in words ([[field]]: image, tag, package, target, path, ...)
 GROUPS = {

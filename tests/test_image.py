@@ -180,3 +180,23 @@ def test_a_truncated_layer_and_a_huge_member(node: Machine, tmp_path: Path) -> N
     truncated = oci_layout(tmp_path / "cut", config_of({}), cut)  # its digest is of the cut blob: only gzip can tell
     result = node.run("image", str(truncated), "--json")
     assert result.exit_code == 2 and "cannot be read to its end" in result.json["error"]["message"]
+
+
+def test_a_layer_of_several_gzip_members_is_read_whole(node: Machine, tmp_path: Path) -> None:
+    """A gzip'd layer written as several members one after another (pigz, a writer that flushes members, `cat a.gz
+    b.gz`): gzip -d and Go's reader, which docker and containerd unpack layers with, go on with each member, so the
+    tar's files in the second are the image's. They were ignored (read as trailing bytes after the first member): the
+    image's cuDNN went unseen. Bytes after the last member (zeros) are ignored, as gzip does; a member cut short is
+    still an error."""
+    import gzip
+
+    [base, *rest] = cuda_image_layers()
+    tar = gzip.decompress(base[0])
+    cut = 1536  # within the first files: the cuDNN library's header lies in the second member
+    blob = gzip.compress(tar[:cut], mtime=0) + gzip.compress(tar[cut:], mtime=0) + b"\0" * 1024
+    layers = [(blob, base[1]), *rest]
+    folder = oci_layout(tmp_path / "oci", config_of(ENV, layers=layers), layers)
+    assert_cuda_image_judged(node.run("image", str(folder), "--json").json)
+    short = [(gzip.compress(tar[:cut], mtime=0) + gzip.compress(tar[cut:], mtime=0)[:-9], base[1]), *rest]
+    result = node.run("image", str(oci_layout(tmp_path / "short", config_of(ENV), short)), "--json")
+    assert result.exit_code == 2 and "cannot be read to its end" in result.json["error"]["message"], result.json

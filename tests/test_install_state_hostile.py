@@ -136,3 +136,25 @@ def test_a_records_version_with_terminal_escapes_is_shown_escaped(archive: Path,
     shown = done.stdout + done.stderr
     assert done.returncode in (0, 1), shown
     assert not {"\x1b", "\x07", "\u202e"} & set(shown) and "\n::error::" not in shown, shown
+
+
+def test_a_record_cut_short_at_any_byte_is_said_to_be_cut(archive: Path, tmp_path: Path) -> None:
+    """The last install's record cut at seeded offsets (a copy interrupted, a disk that filled: our runs write it
+    beside and rename it, whole or not at all): uninstall refuses in one JSON object, exit 2, nothing changed, and says
+    the record is cut short, in words, where the JSON parser's own words ('Unterminated string starting at: line 7
+    column 13') told the user nothing; a record with a wrong character in it is not said to be cut."""
+    import random
+
+    prefix, env, _ = installed_beside_a_users_file(archive, tmp_path)
+    [manifest] = (prefix / ".cudnn-doctor").glob("manifest-*.json")
+    whole = manifest.read_bytes()
+    before = sorted(str(p.relative_to(prefix)) for p in prefix.rglob("*"))
+    for offset in sorted(random.Random(19).sample(range(1, len(whole) - 1), 6)):
+        manifest.write_bytes(whole[:offset])
+        code, data, _ = run_json(["uninstall", "--prefix", str(prefix), "--yes"], env)
+        assert code == 2 and data["findings"][0]["code"] == "CD509", (offset, data)
+        assert "cut short" in data["result"]["error"] and f"after {offset} bytes" in data["result"]["error"], data
+        assert sorted(str(p.relative_to(prefix)) for p in prefix.rglob("*")) == before
+    manifest.write_bytes(whole.replace(b":", b";", 1))
+    code, data, _ = run_json(["uninstall", "--prefix", str(prefix), "--yes"], env)
+    assert code == 2 and data["findings"][0]["code"] == "CD509" and "cut short" not in data["result"]["error"], data

@@ -15,8 +15,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "cudnn_doctor"
 
 # bottom to top (DESIGN.md, "Layers"): a unit imports only units of lower layers
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("operating_system", "_cache_loader"),  # what differs between Linux and Windows (signals, children, open flags);
-    # the finder that reads a damaged .pyc of the package from its source: both import nothing of the package
+    ("operating_system", "_cache_loader", "records"),  # what differs between Linux and Windows (signals, children, open
+    # flags); the finder that reads a damaged .pyc of the package from its source; `record`, the dataclass with shared
+    # methods the records and tables are made with: none imports anything of the package
     ("errors", "options", "versions", "specifiers", "user_files", "json_values", "cudnn_files", "elf", "signals",
      "quoting", "limits", "__init__"),
     ("streams", "variables"),  # variables: every CUDNN_DOCTOR_* number or choice, checked one way

@@ -211,6 +211,52 @@ def test_check_compiles_no_pattern_only_install_reads(machine: Machine, tmp_path
     assert len(compiled) > 20 and getattr(ANY_NAME, "pattern", ANY_NAME) not in compiled
 
 
+# patterns of readers a plain check on a machine without those settings or files never runs (of the 40 made lazy: the
+# cache's file names and the shell's variable names are read by this machine's check), each compiled where it is
+# first used (a functools.cache'd accessor), not at import: 4 ms of the check's main thread (benchmarks/README.md,
+# round nineteen)
+LAZY_PATTERNS = (("cudnn_doctor.knowledge.environment", "_stod_pattern"),
+                 ("cudnn_doctor.knowledge.environment", "decimal_pattern"),
+                 ("cudnn_doctor.knowledge.inputs", "framework_spec_pattern"),
+                 ("cudnn_doctor.knowledge.platforms", "constraint_pattern"),
+                 ("cudnn_doctor.probes.frameworks", "requires_cuda_pattern"),
+                 ("cudnn_doctor.probes.platform", "l4t_line_pattern"),
+                 ("cudnn_doctor.probes.process_env", "plain_entry_pattern"),
+                 ("cudnn_doctor.probes.settings", "_compared_pattern"), ("cudnn_doctor.probes.settings", "_top_def_pattern"),
+                 ("cudnn_doctor.probes.topology", "bus_id_pattern"), ("cudnn_doctor.probes.xla_flags", "bad_value_pattern"),
+                 ("cudnn_doctor.quoting", "_userinfo_pattern"), ("cudnn_doctor.quoting", "code_span_pattern"),
+                 ("cudnn_doctor.rules.process_env", "_variable_pattern"), ("cudnn_doctor.rules.requirements", "spec_pattern"),
+                 ("cudnn_doctor.selection", "code_prefix_pattern"))
+
+
+def test_check_compiles_no_pattern_of_a_reader_it_does_not_run(machine: Machine, tmp_path: Path) -> None:
+    """A plain check (its parsed data cached) compiles none of LAZY_PATTERNS: each is compiled by its reader's first
+    use, once (the accessor keeps it), and means what it meant."""
+    import importlib
+
+    texts = {}
+    for module, name in LAZY_PATTERNS:
+        accessor = getattr(importlib.import_module(module), name)
+        assert accessor() is accessor()  # compiled once
+        texts[accessor().pattern] = f"{module}.{name}"
+    from cudnn_doctor.rules.requirements import parse_requirement
+    from cudnn_doctor.selection import parse_codes
+
+    assert parse_requirement("cudnn>=9.1").subject == "cudnn" and parse_codes(["CD3,CD402"], "--select") == ("CD3", "CD402")
+    machine.add_library_path(fake_cudnn(tmp_path / "copy", version=91900).parent)
+    machine.check_json()  # the parsed data cached, as every later check finds it
+    code = ("import atexit, json, re, sys; seen = []; compile = re._compile\n"
+            "def _compile(pattern, flags):\n    seen.append(str(pattern)); return compile(pattern, flags)\n"
+            "re._compile = _compile\n"
+            "atexit.register(lambda: sys.stderr.write('COMPILED ' + json.dumps(seen) + '\\n'))\n"
+            "sys.argv = ['cudnn-doctor', 'check', '--json']\nfrom cudnn_doctor.entry import main\nmain()\n")
+    done = subprocess.run([sys.executable, "-c", code], env=machine.env, cwd=machine.cwd, capture_output=True,
+                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert '"version": "9.19.0"' in done.stdout, done.stderr[-2000:]
+    compiled = json.loads(next(line for line in done.stderr.splitlines() if line.startswith("COMPILED "))[9:])
+    assert len(compiled) > 20 and sorted(texts[text] for text in set(compiled) & set(texts)) == []
+
+
 def test_the_commands_own_process_does_not_collect_garbage_during_a_plain_check(machine: Machine, tmp_path: Path,
                                                                                 machine_in_process: Machine) -> None:
     """A plain check makes about 31,000 objects, nearly all alive to its end: Python's collector ran 45 times in it (6 ms

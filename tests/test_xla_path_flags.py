@@ -261,3 +261,28 @@ def test_complete_aot_results_beside_a_warm_jax_cache_is_the_programs_shapes_bus
                                   "values": {**made.values, **({"own_work_only": True} if own else {})}})
         [said] = [f for f in with_evidence(report, [given], {"jax": ("CD411",)}) if f.subject == "XLA_FLAGS"]
         assert said.severity == severity and said.evidence == "seen", said
+
+
+def test_deeps_cure_of_a_setting_that_fails_only_its_own_work_is_a_warning(tmp_path: Path) -> None:
+    """The same flag beside a warm JAX cache: --deep's bisection finds JAX's convolution works without XLA_FLAGS, but
+    what it proves is of the doctor's own untuned convolution (round eighteen's published GPU set on 35fb20f, H100: the
+    cure's error was the one --deep false error left): a warning. A cure that took out anything else stays an error."""
+    from cudnn_doctor.codes import finding
+    from cudnn_doctor.model import EnvironmentCure, Framework, Host, ProcessView, Report, Tool
+    from cudnn_doctor.rules.process_env import environment_cure, with_evidence
+
+    words = "jax.errors.JaxRuntimeError: NOT_FOUND: Complete XLA AOT autotuning results are required"
+    jax = Framework("jax", "0.11.0", "13", None, None, "dist-info", details={"deep": {"error": words}})
+    setting = finding("CD411", subject="XLA_FLAGS", evidence="read", variable="XLA_FLAGS", value="--x", why="w",
+                      framework="JAX", consequence="fails", effect="", fix_value=None)
+    setting = setting.__class__(**{**setting.__dict__, "severity": "warning",
+                                   "values": {**setting.values, "own_work_only": True}})
+    for removed, severity in ((("XLA_FLAGS",), "warning"), (("XLA_FLAGS", "JAX_PLATFORMS"), "error")):
+        cure = EnvironmentCure("variable", "without XLA_FLAGS", (("XLA_FLAGS", "unset", ""),), removed=removed,
+                               variable="XLA_FLAGS", frameworks=("jax",), said=words)
+        report = Report(tool=Tool("cudnn-doctor", "0"), host=Host("linux", "x86_64", "3.12", "h"), frameworks=[jax],
+                        process=ProcessView(cured_by=cure))
+        [made] = environment_cure(report)
+        assert made.severity == "error"
+        [said] = [f for f in with_evidence(report, [setting, made], {"jax": ("CD411",)}) if f.subject == made.subject]
+        assert said.severity == severity, said

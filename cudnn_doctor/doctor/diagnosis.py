@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import TYPE_CHECKING, Any
 
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.knowledge import inputs
 from cudnn_doctor.probes.context import SearchContext
+from cudnn_doctor.records import record
 from cudnn_doctor.selection import Selection
 from cudnn_doctor.variables import home_folder
 
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 # that child is the longest wait of a check (it opens the driver, as nvidia-smi does), and the imports run beside it.
 
 
-@dataclass
+@record
 class CheckOptions:
     """What a check looks at and judges."""
 
@@ -37,7 +38,7 @@ class CheckOptions:
     selection_sources: dict[str, str] = field(default_factory=dict)  # where select/ignore were set
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Diagnosis:
     """One diagnosis: the report (its findings fixed by the plan, its summary), the findings that count, and the
     plan that treats them (no actions where there is nothing to treat)."""

@@ -205,6 +205,8 @@ def events(index: int, line: str, lower: str) -> list[Event]:
         for match in itertools.islice(_XID.finditer(line), PER_LINE):
             number = int(match.group("number"))
             row = _xid_table().get(number)
+            if row is not None and row.get("application"):
+                continue  # the application's own error stopped its context (NVIDIA's catalog): no fault of the stack alone
             at = (("pci", match.group("pci")),) if match.group("pci") else where
             if row is None:
                 out.append(Event("xid", "CD142", f"Xid {number}", f"Xid {number}, a number NVIDIA's Xid catalog does not "

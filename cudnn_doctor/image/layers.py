@@ -343,6 +343,7 @@ class _Plain:
         self.inflate = zlib.decompressobj(16 + zlib.MAX_WBITS) if gzipped else None
         self.pending = b""
         self.delivered = 0
+        self.trailing = False  # past the last gzip member: what is left is read and ignored
 
     def read(self, size: int = -1) -> bytes:
         if self.inflate is None:
@@ -352,14 +353,26 @@ class _Plain:
 
             while size < 0 or len(self.pending) < size:
                 chunk = self.inflate.unconsumed_tail
+                if self.inflate.eof:
+                    chunk = self.inflate.unused_data  # what follows the member: another member, or trailing bytes
+                    while len(chunk) < 2 and not self.trailing:
+                        more = self.raw.read(1 << 16)
+                        if not more:
+                            break
+                        chunk += more
+                    if chunk[:2] == b"\x1f\x8b" and not self.trailing:
+                        # another gzip member: gzip -d and Go's reader (docker's, containerd's) go on with it, its
+                        # bytes following the first's (pigz, `cat a.gz b.gz`, a writer that flushes members)
+                        self.inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                    else:  # bytes after the last member: read (the blob's digest covers them) and ignored, as gzip does
+                        self.trailing = True
+                        if not self.raw.read(1 << 16):
+                            break
+                        continue
                 if not chunk:
                     chunk = self.raw.read(1 << 16)
                     if not chunk:
-                        if not self.inflate.eof:
-                            raise EOFError("the layer's gzip stream ends before its end-of-stream marker")
-                        break
-                    if self.inflate.eof:  # bytes after the gzip member: ignored, as gzip does
-                        continue
+                        raise EOFError("the layer's gzip stream ends before its end-of-stream marker")
                 try:  # at most 1 MiB out per step: a small blob that inflates hugely is read as it goes
                     self.pending += self.inflate.decompress(chunk, 1 << 20)
                 except zlib.error as error:

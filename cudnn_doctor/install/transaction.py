@@ -535,10 +535,33 @@ def read_state_json(path: Path) -> Any:
         data = read_user_file(str(path), STATE_FILE_LIMIT)
     except UnreadableFile as error:
         raise ValueError(str(error)) from None
+    import json
+
     try:  # the one reader of what another program wrote: 5,000 digits kept, depth cut
         return loads(data.decode("utf-8"))
     except RecursionError:  # nested past what the parser goes: no state file a run of ours wrote
         raise ValueError("nested deeper than a JSON reader goes") from None
+    except UnicodeDecodeError as error:
+        if error.end >= len(data):  # a character cut in two at the file's end
+            raise ValueError(f"it ends in the middle of a character after {len(data)} bytes: {CUT_SHORT}") from None
+        raise
+    except json.JSONDecodeError as error:
+        if _ends_early(error):
+            raise ValueError(f"its JSON ends before it is whole, after {len(data)} bytes: {CUT_SHORT} "
+                             f"({error.msg})") from None
+        raise
+
+
+# a state file our runs write whole (written beside, then renamed), found ended early
+CUT_SHORT = ("cut short, as a copy that was interrupted, a disk that filled or a file system that lost its last "
+             "writes leaves a file; no run of cudnn-doctor writes one so")
+
+
+def _ends_early(error: Any) -> bool:
+    """Whether the JSON parser stopped because the text ended (it wanted more), not at a wrong character."""
+    rest = error.doc[error.pos:].strip()
+    return not rest or (error.msg.startswith("Unterminated string") and '"' not in rest[1:]) or \
+        any(word.startswith(rest) for word in ("true", "false", "null"))  # a word cut within
 
 
 def recover(prefix: Path) -> tuple[str | None, bool]:

@@ -11,10 +11,10 @@ import functools
 import math
 import re
 import unicodedata
-from dataclasses import dataclass
 from typing import Any
 
 from cudnn_doctor.knowledge.data import load
+from cudnn_doctor.records import record
 from cudnn_doctor.versions import ascii_digits
 
 TRUE_WORDS = ("1", "true", "yes", "y", "t", "on")  # what "on" is spelt as by the readers whose grammar takes words
@@ -143,6 +143,19 @@ def read_at_context(env: dict[str, str]) -> list[str]:
                 or (row.get("read_at_context") and env[name].strip() not in ("", "0")):
             out.append(name)
     return out[:16]
+
+
+def context_retry_unset(env: dict[str, str], refused: tuple[str, ...] | list[str]) -> list[str]:
+    """Where the first context was refused with REFUSED set (read_at_context's names): the variables to leave out of
+    the child that makes it again. REFUSED, and every other setting of CUDA's own family but those choosing the GPU
+    (their rows' chooses_gpu: the second context is made on the same GPU, through the same daemon): a row that vouches for one variable's value does not vouch for it beside another (round eighteen's
+    published GPU set: CUDA_COREDUMP_PIPE, whose row holds a path, in a folder that does not exist beside
+    CUDA_ENABLE_USER_TRIGGERED_COREDUMP=1; made again without the switch alone the context was refused still, on an
+    H100, and CUDA's refusal went unsaid). A GPU whose memory another process holds refuses it either way."""
+    known = rows()
+    others = [name for name in sorted(env) if name not in refused and not (known.get(name) or {}).get("chooses_gpu")
+              and (family_of(name) or {}).get("framework") == "cuda"]
+    return list(refused) + others
 
 
 def reader(name: str) -> str | None:
@@ -276,8 +289,15 @@ def intended_value(row: dict[str, Any], value: str) -> str | None:
     return None
 
 
-NUMBER_BASE0 = re.compile(r"[+-]?(0[xX][0-9a-fA-F]+|[0-7]+|[1-9][0-9]*)")  # strtol's base 0, ASCII, whole
-NUMBER_BASE10 = re.compile(r"[+-]?[0-9]+")
+@functools.cache
+def number_base0_pattern() -> re.Pattern[str]:
+    # strtol's base 0, ASCII, whole
+    return re.compile(r"[+-]?(0[xX][0-9a-fA-F]+|[0-7]+|[1-9][0-9]*)")
+
+
+@functools.cache
+def number_base10_pattern() -> re.Pattern[str]:
+    return re.compile(r"[+-]?[0-9]+")
 
 
 def enum_reading(row: dict[str, Any], value: str) -> tuple[str | None, str | None]:
@@ -310,7 +330,7 @@ def enum_reading(row: dict[str, Any], value: str) -> tuple[str | None, str | Non
         return None, f"{words}{unread}"
     # a number written as the reader writes numbers (0x40, 010 under base 0) is that number, never a problem; text
     # after it, or no number at all, is read otherwise than written: said, with what it is read as
-    written = NUMBER_BASE0 if reader["base"] == 0 else NUMBER_BASE10
+    written = number_base0_pattern() if reader["base"] == 0 else number_base10_pattern()
     otherwise = None if written.fullmatch(trimmed(reader, value)) else words
     levels = reader.get("old_levels")
     if levels and number >= 0:
@@ -379,7 +399,7 @@ def bitset_problem(row: dict[str, Any], value: str) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class InterfaceList:
     """A list of interfaces (NCCL_SOCKET_IFNAME, NCCL_IB_HCA) as NCCL reads it: whether it leaves out what it names,
     whether it names exactly, its entries' names (with a port, for IB), and why NCCL does not read it as the user's
@@ -432,7 +452,12 @@ def interface_list(row: dict[str, Any], value: str) -> InterfaceList:
 
 
 C_BLANKS = " \t\n\v\f\r"  # C's isspace() in the C locale
-DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")  # strtod's decimal form, ASCII only
+
+
+@functools.cache
+def decimal_pattern() -> re.Pattern[str]:
+    # strtod's decimal form, ASCII only
+    return re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
 def value_reader(row: dict[str, Any]) -> dict[str, Any]:
@@ -526,7 +551,7 @@ def read_float(reader: dict[str, Any], value: str) -> tuple[float | None, str | 
             return None, f"{shown} is not a number"
     else:
         text = trimmed(reader, value)
-        if not DECIMAL.fullmatch(text):
+        if not decimal_pattern().fullmatch(text):
             return None, f"{shown} is not a number to {reader['who']}"
         number = float(text)
     return (number, None) if math.isfinite(number) else (None, f"{shown} is not a number")
@@ -662,9 +687,13 @@ def c_stoull(text: str) -> tuple[int | None, str]:
     return ((-number) % 2**64 if match.group(1) == "-" else number), ""
 
 
-_STOD = re.compile(r"[ \t\n\v\f\r]*(?P<sign>[+-]?)(?:(?P<hex>0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)"
-                   r"(?:[pP][+-]?[0-9]+)?)|(?P<dec>(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)"
-                   r"|(?P<inf>[iI][nN][fF](?:[iI][nN][iI][tT][yY])?)|(?P<nan>[nN][aA][nN](?:\([0-9A-Za-z_]*\))?))")
+@functools.cache
+def _stod_pattern() -> re.Pattern[str]:
+    return re.compile(r"[ \t\n\v\f\r]*(?P<sign>[+-]?)(?:(?P<hex>0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)"
+                      r"(?:[pP][+-]?[0-9]+)?)|(?P<dec>(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)"
+                      r"|(?P<inf>[iI][nN][fF](?:[iI][nN][iI][tT][yY])?)|(?P<nan>[nN][aA][nN](?:\([0-9A-Za-z_]*\))?))")
+
+
 SMALLEST_NORMAL = 2.2250738585072014e-308
 
 
@@ -673,7 +702,7 @@ def c_stod(text: str) -> tuple[float | None, str]:
     number, inf, infinity or nan; what follows is ignored ('0.5abc' is 0.5). None and the exception where it
     throws: no number (std::invalid_argument), or one beyond a double's range, too large or too small
     (ERANGE: std::out_of_range)."""
-    match = _STOD.match(text)
+    match = _stod_pattern().match(text)
     if match is None:
         return None, "std::invalid_argument: stod"
     sign = -1.0 if match.group("sign") == "-" else 1.0

@@ -11,17 +11,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from cudnn_doctor.knowledge.data import load
+from cudnn_doctor.records import record
 from cudnn_doctor.versions import ascii_digits, major, major_minor, matches_prefix, version_tuple
 
 COMPATIBLE, INCOMPATIBLE, UNKNOWN = "compatible", "incompatible", "unknown"
 ROW_TABLE_OVERRIDES = {"theano": "release", "dl4j": "backend"}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Reason:
     """One part of a compatibility verdict and why."""
 
@@ -32,7 +33,7 @@ class Reason:
     warning: bool = False  # compatible, with a cost the user should know (PTX JIT on first run)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Combination:
     """The CUDA, cuDNN, driver and GPU a compat question names."""
 
@@ -43,7 +44,7 @@ class Combination:
     os: str = "linux"
 
 
-@dataclass
+@record
 class Needs:
     """What a framework release needs, from its compat rows."""
 
@@ -450,7 +451,7 @@ def default_rows(need: Needs) -> list[dict[str, Any]]:
 
 # --- which builds of a release exist (for the planner) ------------------------------------------
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Build:
     """One published build of a framework release: what to install and where the data says it exists."""
 

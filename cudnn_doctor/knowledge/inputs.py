@@ -10,12 +10,13 @@ a digit), a bounded length, at most MAX_PART_DIGITS digits to a number. A bad va
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
-from dataclasses import dataclass
 
 from cudnn_doctor.errors import DoctorError
+from cudnn_doctor.records import record
 from cudnn_doctor.versions import MAX_PART_DIGITS
 
 MAX_LENGTH = 40  # a version
@@ -28,8 +29,16 @@ SHAPES = {
     "driver": (3, "580.95.05", "an NVIDIA driver version"),
 }
 NUMBER = r"[0-9]{1,5}"  # ASCII digits only: \d would take "١٢" for 12
-LONG_NUMBER = re.compile(rf"[0-9]{{{MAX_PART_DIGITS + 1},}}")
-FRAMEWORK_SPEC = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_.-]*?)\s*(?:==\s*(\S+?))?\s*$")
+
+
+@functools.cache
+def long_number_pattern() -> re.Pattern[str]:
+    return re.compile(rf"[0-9]{{{MAX_PART_DIGITS + 1},}}")
+
+
+@functools.cache
+def framework_spec_pattern() -> re.Pattern[str]:
+    return re.compile(r"^\s*([A-Za-z][A-Za-z0-9_.-]*?)\s*(?:==\s*(\S+?))?\s*$")
 
 
 def plain_text(option: str, value: str, limit: int = MAX_LENGTH) -> str:
@@ -46,14 +55,14 @@ def plain_text(option: str, value: str, limit: int = MAX_LENGTH) -> str:
                    f"{name} (U+{ord(character):04X}) is not an ASCII character")
             raise DoctorError(f"{option} {shown(value)}: {why}",
                               fix="write versions with the digits 0-9 and dots, e.g. 12.4", code="CD001")
-    long_number = LONG_NUMBER.search(value)
+    long_number = long_number_pattern().search(value)
     if long_number:
         raise DoctorError(f"{option} {shown(value)}: a number of {len(long_number.group(0))} digits is no version part "
                           f"(at most {MAX_PART_DIGITS})", fix="write a version such as 9.1 or 580.95.05", code="CD001")
     return value
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class VersionInput:
     """A version the user typed, normalised, and whether it names a series."""
 
@@ -123,7 +132,7 @@ def framework_spec(option: str, text: str) -> tuple[str, str | None]:
     release version; "tensorflow==2.15.0" -> ("tensorflow", "2.15.0"), "torch" -> ("torch", None)."""
     label = f"{option} " if option else ""
     plain_text(option or "FRAMEWORK", text, MAX_SPEC_LENGTH)
-    match = FRAMEWORK_SPEC.match(text)
+    match = framework_spec_pattern().match(text)
     if not match:
         raise DoctorError(f"{label}{shown(text)}: not a framework name (and version)",
                           fix="write it as NAME or NAME==VERSION, e.g. tensorflow==2.15.0", code="CD001")

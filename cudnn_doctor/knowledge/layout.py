@@ -8,12 +8,14 @@ which files in those folders are older cuDNN copies that an install replaces.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from cudnn_doctor.records import record
 
 INCLUDE, LIB, BIN, IMPLIB = "include", "lib", "bin", "implib"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Layout:
     """Where an OS keeps cuDNN's files under a prefix."""
 

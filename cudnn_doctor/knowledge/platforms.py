@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -9,7 +10,11 @@ from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.versions import major_minor, version_tuple
 
 # NVIDIA_REQUIRE_CUDA: space-separated alternatives are ORed, comma-separated constraints ANDed (libnvidia-container)
-CONSTRAINT = re.compile(r"^(cuda|driver|arch|brand)(>=|<=|==|=|>|<)(\S+)$")
+
+
+@functools.cache
+def constraint_pattern() -> re.Pattern[str]:
+    return re.compile(r"^(cuda|driver|arch|brand)(>=|<=|==|=|>|<)(\S+)$")
 
 
 def jetpack_row(l4t: str | None) -> dict[str, Any] | None:
@@ -43,7 +48,7 @@ def required_cuda(require: str) -> str | None:
     """The CUDA major.minor an image's NVIDIA_REQUIRE_CUDA asks of the driver (its cuda>= constraint), or None."""
     for alternative in require.split():
         for clause in alternative.split(","):
-            match = CONSTRAINT.match(clause.strip())
+            match = constraint_pattern().match(clause.strip())
             found = major_minor(match.group(3)) if match and match.group(1) == "cuda" and \
                 match.group(2) in (">=", ">") else None
             if found:
@@ -58,7 +63,7 @@ def driver_alternative_met(require: str, driver: str | None) -> bool:
     if not have:
         return False
     for alternative in require.split()[1:]:
-        clauses = [CONSTRAINT.match(c.strip()) for c in alternative.split(",")]
+        clauses = [constraint_pattern().match(c.strip()) for c in alternative.split(",")]
         if not clauses or any(c is None or c.group(1) != "driver" for c in clauses):
             continue
         if all(_compare(have, c.group(2), version_tuple(c.group(3)) or ()) for c in clauses if c):

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from cudnn_doctor.knowledge.data import load
+from cudnn_doctor.records import record
 from cudnn_doctor.versions import ascii_digits, major_minor, version_tuple
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class DriverFloor:
     """The oldest driver a CUDA release runs on, with the row of NVIDIA's table that says so."""
 
@@ -150,7 +150,7 @@ PLATFORMS = {  # (os, machine) as the doctor and Python name them -> the platfor
 }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CudnnBuild:
     """One cuDNN release built for one CUDA major on one platform, and where that is written."""
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from cudnn_doctor.records import record
 
 PLAN_SCHEMA = "cudnn-doctor/plan/1"
 
@@ -10,7 +12,7 @@ PIP, CONDA, INSTALL, ENV, EDIT, MANUAL = "pip", "conda", "install", "env", "edit
 RUNNABLE = (PIP, CONDA, INSTALL)  # what `fix --yes` runs itself; env lines are sourced, edits and manual steps shown
 
 
-@dataclass
+@record
 class EnvChange:
     """One change to an environment variable that holds a list of folders."""
 
@@ -20,7 +22,7 @@ class EnvChange:
     system: str = "posix"  # "windows": its lines are for PowerShell and cmd, its folders joined with ';'
 
 
-@dataclass
+@record
 class Action:
     """One step of the treatment, with the codes it resolves and its source."""
 
@@ -35,7 +37,7 @@ class Action:
     verified: str | None = None  # "verified here: ..." (the frameworks' work ran again with it), or why it was not
 
 
-@dataclass
+@record
 class Plan:
     """The one treatment of a report's findings."""
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any
 
 from cudnn_doctor.knowledge.advice import advice_row
@@ -22,6 +22,7 @@ from cudnn_doctor.plan import first_use, multi_gpu, process_env
 from cudnn_doctor.plan.actions import CONDA, EDIT, ENV, INSTALL, MANUAL, PIP, Action, EnvChange, Plan
 from cudnn_doctor.plan.fixes import remedy
 from cudnn_doctor.quoting import code_span, command_line, in_prose
+from cudnn_doctor.records import record
 from cudnn_doctor.rules.cudnn import prefix_of
 from cudnn_doctor.versions import ascii_digits, major, version_tuple
 
@@ -29,7 +30,7 @@ PACKAGE_MANAGED = ("pip:", "conda")  # folders a package manager owns: never wri
 CUDNN_DATA = "compat/cudnn.toml [[release]]"
 
 
-@dataclass
+@record
 class Setting:
     """What the plan needs beyond the report: where a cuDNN of our own goes, and the interpreter that counts."""
 
@@ -38,7 +39,7 @@ class Setting:
     requirements: tuple[Any, ...] = ()  # the parsed --require specs
 
 
-@dataclass
+@record
 class _Work:
     """The planner's state: findings still open, actions taken."""
 
@@ -368,7 +369,7 @@ def _cudnn_major_needed(framework: Framework) -> int | None:
     return None
 
 
-@dataclass
+@record
 class _Choice:
     """A cuDNN release chosen, and why."""
 

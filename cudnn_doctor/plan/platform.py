@@ -6,7 +6,6 @@ row of compat/platforms.toml, with its source."""
 from __future__ import annotations
 
 import os
-import string
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
@@ -46,8 +45,8 @@ def _text(row: dict[str, Any], values: dict[str, Any]) -> str:
     words = _Fields({k: quote(str(v), "bash") for k, v in given.items()})
     prose = _Fields({k: in_prose(str(v)) for k, v in given.items()})
     parts = row["text"].split("`")
-    return "".join(code_span(string.Formatter().vformat(part, (), words)) if index % 2 else
-                   string.Formatter().vformat(part, (), prose) for index, part in enumerate(parts))
+    return "".join(code_span(part.format_map(words)) if index % 2 else part.format_map(prose)
+                   for index, part in enumerate(parts))
 
 
 def platform_remedy(code: str, platform: Platform | None) -> str | None:

@@ -175,6 +175,8 @@ def treat(work: Any) -> None:
     for finding in work.with_code("CD411", "CD412", "CD413", "CD414", "CD416", "CD417", "CD418"):
         _setting(work, finding)
     for finding in work.with_code("CD110", "CD116"):
+        if _preload_out(work, finding):
+            continue
         if finding.code == "CD110" and not finding.values.get("set_variable"):
             continue  # the driver's own failure: not the environment's to treat here
         if finding.values.get("set_variable"):  # a sanitizer's option (compat [[sanitizer]]): the user's options kept
@@ -411,7 +413,23 @@ def _users(loaded_all: tuple[LoadedCudnn, ...], loaded: LoadedCudnn) -> str:
     return ", ".join(dict.fromkeys(c.user for c in loaded_all if c.library == loaded.library))
 
 
+def _preload_out(work: Any, finding: Finding) -> bool:
+    """A preload no row knows that slows or takes from every process (rules.process_env.slow_preload): its entries
+    out of LD_PRELOAD, the others kept. Whether it took the finding."""
+    slow = str(finding.values.get("slow_preload") or "")
+    if not slow:
+        return False
+    view = work.report.process
+    kept = [entry for entry in (view.preload if view is not None else ()) if entry not in slow.split(" ")]
+    change = EnvChange("LD_PRELOAD", "set", " ".join(kept)) if kept else EnvChange("LD_PRELOAD", "unset", "")
+    work.take([finding], Action(ENV, (), f"{slow} out of LD_PRELOAD: programs then start without it (preload it for "
+                                         "the one program you use it with)", LOADER_SOURCE, env=(change,)))
+    return True
+
+
 def _setting(work: Any, finding: Finding) -> None:
+    if _preload_out(work, finding):
+        return
     variable = str(finding.values.get("variable") or finding.subject)
     if not variable.replace("_", "a").isalnum() or not variable.isascii() or variable[:1].isdigit():
         return  # several variables together (none alone was seen to matter): fix asks the frameworks which

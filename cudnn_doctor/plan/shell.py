@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import functools
 import os
 import re
 from collections.abc import Mapping
@@ -81,7 +82,7 @@ def env_lines(changes: tuple[EnvChange, ...], current: Folders, shell: str = "ba
     lines = []
     for variable in dict.fromkeys(c.variable for c in changes):
         mine = tuple(c for c in changes if c.variable == variable)
-        if mine[-1].op not in ("limit", "shell") and not SHELL_NAME.fullmatch(variable):
+        if mine[-1].op not in ("limit", "shell") and not shell_name_pattern().fullmatch(variable):
             # a name from a program's environment (APP-MODE, a.b) that no shell's unset or export can hold: bash's
             # `unset APP-MODE` says nothing and leaves it set, zsh and fish refuse it
             lines.append(quoting.comment(shell, f"cudnn-doctor wrote no {shell} line for a variable whose name no "
@@ -112,7 +113,12 @@ def env_lines(changes: tuple[EnvChange, ...], current: Folders, shell: str = "ba
     return lines
 
 
-SHELL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # a name every shell's export, unset and set -e take
+@functools.cache
+def shell_name_pattern() -> re.Pattern[str]:
+    # a name every shell's export, unset and set -e take
+    return re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 WHOLE_VALUE_OPS = ("set", "unset", "limit", "shell")  # EnvChange.folder holds the value for "set" and "limit"
 # "shell": a shell's own command (EnvChange.variable, "umask" or "trap") and its words (EnvChange.folder, "022" or
 # "- CHLD"): what a shell gives the programs it starts besides its variables (compat/process_start.toml)
@@ -220,7 +226,7 @@ def windows_env_lines(changes: tuple[EnvChange, ...], current: list[str], shell:
     lines = []
     for variable in dict.fromkeys(c.variable for c in changes):
         mine = tuple(c for c in changes if c.variable == variable)
-        if mine[-1].op not in ("limit", "shell") and not SHELL_NAME.fullmatch(variable):
+        if mine[-1].op not in ("limit", "shell") and not shell_name_pattern().fullmatch(variable):
             # a name from a program's environment (APP-MODE, a.b) that no shell's unset or export can hold: bash's
             # `unset APP-MODE` says nothing and leaves it set, zsh and fish refuse it
             lines.append(quoting.comment(shell, f"cudnn-doctor wrote no {shell} line for a variable whose name no "

@@ -169,6 +169,10 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     from cudnn_doctor.probes.xla_flags import XlaFlagsChild
 
     xla_child = XlaFlagsChild(frameworks, ctx.env)  # starts nothing unless XLA_FLAGS is set and JAX installed
+    from cudnn_doctor.probes.start_cost import PreloadStartCost
+
+    # a preload no row knows: one bare start with it and one without, side by side (nothing where none is set)
+    start_cost = _guarded(bugs, "start_cost", lambda: PreloadStartCost(ctx.env), None)
     from cudnn_doctor.probes.first_use import XlaCompilerSearch
     from cudnn_doctor.probes.ptxas import PtxasChild, path_ptxas
 
@@ -275,13 +279,24 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     if report.process is not None and cuinit_held:
         report.process = dataclasses.replace(report.process, cuinit_held=cuinit_held)
     if report.process is not None and report.process.context not in (None, "ok") and report.process.context_variables:
-        # refused: made again without the variables that had it made, the one difference (a GPU whose memory another
-        # process holds refuses it either way, and no variable is then the cause)
-        others = {k: v for k, v in held_env.items() if k not in report.process.context_variables}
-        again = run_jobs([cuda_question], env=others)[cuda_question]
-        report.process = dataclasses.replace(report.process, context_without=context_said(
-            again.values.get("context")) if again.loaded else (again.error or "no answer"))
+        # refused: made again without the CUDA variables that had it made, the one difference (a GPU whose memory
+        # another process holds refuses it either way, and no variable is then the cause); where that left out more
+        # than one, each is also left out alone, side by side, to name the one that makes the difference
+        from cudnn_doctor.knowledge.environment import context_retry_unset
+
+        unset = context_retry_unset(ctx.env, report.process.context_variables)
+        tries = {name: ProbeBatch([cuda_question], env={k: v for k, v in held_env.items() if k not in names})
+                 for name, names in [("", unset)] + ([(n, [n]) for n in unset] if len(unset) > 1 else [])}
+        said = {name: (context_said(answer.values.get("context")) if answer.loaded else (answer.error or "no answer"))
+                for name, answer in ((name, batch.results()[cuda_question]) for name, batch in tries.items())}
+        alone = tuple(name for name in unset if said.get(name) == "ok")
+        report.process = dataclasses.replace(report.process, context_without=said[""], context_without_unset=tuple(
+            unset), context_blamed=alone if said[""] == "ok" and alone else tuple(unset) if said[""] == "ok" else ())
     xla = xla_child.result()
+    preload_start, preload_takes = _guarded(bugs, "start_cost", start_cost.result, (None, ())) \
+        if start_cost is not None else (None, ())
+    if report.process is not None and preload_start is not None:
+        report.process = dataclasses.replace(report.process, preload_start=preload_start, preload_takes=preload_takes)
     if report.process is not None:  # the ptxas XLA compiles with, and the release it said it is
         ptxas, release = _guarded(bugs, "ptxas", ptxas_child.result, (None, None))
         if ptxas:

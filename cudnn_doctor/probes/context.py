@@ -10,11 +10,12 @@ import glob
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from cudnn_doctor import json_values
 from cudnn_doctor.operating_system import kernel_getcwd
+from cudnn_doctor.records import record
 
 if TYPE_CHECKING:
     from cudnn_doctor.model import Framework
@@ -27,7 +28,7 @@ LINUX_DEFAULT_LIB_DIRS = (
 TRIPLETS = {"x86_64": "x86_64-linux-gnu", "aarch64": "aarch64-linux-gnu", "ppc64le": "powerpc64le-linux-gnu"}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LoaderLayout:
     """How one operating system's loader finds a library, and what NVIDIA's files are called there: one
     table per system, so that the search steps never ask which system they run on."""
@@ -62,7 +63,7 @@ WINDOWS_LAYOUT = LoaderLayout(
 )
 
 
-@dataclass
+@record
 class SearchContext:
     """Where the probes look: the environment, the system root, extra folders."""
 

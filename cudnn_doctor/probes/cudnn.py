@@ -17,7 +17,6 @@ from cudnn_doctor.elf import ElfError, read_elf
 from cudnn_doctor.model import CudnnInstall, LibraryProbe, Toolkit
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.probes.library_jobs import changed_process
-from cudnn_doctor.probes.pe import PeError, read_pe
 from cudnn_doctor.probes.toolkit import lib_dirs_of
 from cudnn_doctor.user_files import SOURCE_LIMIT, UnreadableFile, is_regular_file, read_user_text
 from cudnn_doctor.versions import clean_version, decode_cuda, decode_cudnn
@@ -201,6 +200,8 @@ def version_in_file_name(path: str) -> str | None:
 
 def dll_file_version(path: str) -> str | None:
     """The version resource of the DLL PATH ("9.28.1.4"), None where it has none or is no PE image."""
+    from cudnn_doctor.probes.pe import PeError, read_pe  # Windows' files: not on a Linux check's path
+
     try:
         return read_pe(path).file_version
     except PeError:
@@ -223,6 +224,8 @@ def build_install(library: str, source: str, aliases: list[str], probe: LibraryP
     elif not is_regular_file(library):
         file_error = "not a regular file (a FIFO, device or folder), so it was not loaded"
     elif library.lower().endswith(".dll"):
+        from cudnn_doctor.probes.pe import PeError, read_pe
+
         try:
             pe = read_pe(library)
             arch, file_version = pe.arch, pe.file_version
@@ -277,6 +280,7 @@ def dlls_not_found(files: list[str], ctx: SearchContext) -> tuple[str, ...]:
     for them: the files' own folder (on PATH when a program loads them by name), System32, the Windows folder,
     PATH. API sets (api-ms-win-*, ext-ms-*) are names the loader maps itself, not files."""
     from cudnn_doctor.probes.loader import search_order
+    from cudnn_doctor.probes.pe import PeError, read_pe
 
     folders = [os.path.dirname(files[0])] + search_order(ctx, [], {})
     wanted: dict[str, str] = {}

@@ -16,11 +16,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Protocol
 
 from cudnn_doctor import json_values
 from cudnn_doctor.child import PROGRAM_BOOT, ChildAnswer, ChildBatch, ChildRequest, deadline_in, file_names
+from cudnn_doctor.records import record
 
 CHILD = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "_python_child.py")
 # python -c BOOT CHILD REQUEST: CHILD run as the program `python -c` would be ("" first on sys.path, not CHILD's own
@@ -32,7 +33,7 @@ MAX_ANSWER_BYTES = 1 << 20  # a finder's answer is some kilobytes; more than thi
 MAX_SAID_LINES = 64  # the first lines of each child's stderr kept (numpy's words)
 
 
-@dataclass
+@record
 class PythonAnswer:
     """What one start of a framework's Python said (read_answer): each question's answer, empty where it was not
     asked or not answered; `said` the first lines of its stderr; `child` how it ended."""

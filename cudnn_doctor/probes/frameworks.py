@@ -9,6 +9,7 @@ loads is resolved the way ld.so would, from its library's DT_RUNPATH.
 from __future__ import annotations
 
 import ast
+import functools
 import glob
 import os
 import re
@@ -18,7 +19,6 @@ from cudnn_doctor.elf import ElfError, ElfInfo, read_elf
 from cudnn_doctor.model import CudnnInstall, Framework
 from cudnn_doctor.probes.context import SearchContext, working_folder
 from cudnn_doctor.probes.loader import resolve_like_loader
-from cudnn_doctor.probes.pe import PeError, read_pe
 from cudnn_doctor.user_files import SOURCE_LIMIT, UnreadableFile, read_text_or_empty, read_user_file
 from cudnn_doctor.versions import ascii_digits, clean_version
 
@@ -41,12 +41,22 @@ REQUIRES_CUDNN = re.compile(r"^Requires-Dist:[ \t]*(nvidia-cudnn-cu\d+)[ \t]*(\[
                             r"(;.*)?$", re.MULTILINE | re.IGNORECASE)
 REQUIRES_NCCL = re.compile(r"^Requires-Dist:[ \t]*(nvidia-nccl-cu\d+)[ \t]*\(?([^;)\n]*)", re.MULTILINE | re.IGNORECASE)
 NCCL_SPEC = re.compile(r"(==|>=)\s*(\d+(?:\.\d+)*)")
-REQUIRES_CUDA = re.compile(r"^Requires-Dist:[ \t]*(?:nvidia-cuda-runtime(?:-cu(\d+))?|cuda-toolkit(?:\[[^]\n]*\])?)[ \t]*"
-                           r"\(?[ \t]*(?:==|~=|>=)?[ \t]*(\d+)", re.MULTILINE | re.IGNORECASE)
+
+
+@functools.cache
+def requires_cuda_pattern() -> re.Pattern[str]:
+    return re.compile(r"^Requires-Dist:[ \t]*(?:nvidia-cuda-runtime(?:-cu(\d+))?|cuda-toolkit(?:\[[^]\n]*\])?)[ \t]*"
+                      r"\(?[ \t]*(?:==|~=|>=)?[ \t]*(\d+)", re.MULTILINE | re.IGNORECASE)
+
+
 REQUIRES_NVIDIA = re.compile(r"^Requires-Dist:[ \t]*(nvidia-[A-Za-z0-9._-]+)[ \t]*(?:\[[^]\n]*\])?[ \t]*\(?[ \t]*"
                              r"((?:==|>=|~=)[ \t]*[0-9][0-9.]*)",
                              re.MULTILINE | re.IGNORECASE)
-CUDA_IN_NAME = re.compile(r"cuda(\d+)|_cu(\d+)", re.IGNORECASE)
+
+
+@functools.cache
+def cuda_in_name_pattern() -> re.Pattern[str]:
+    return re.compile(r"cuda(\d+)|_cu(\d+)", re.IGNORECASE)
 
 
 def detect_frameworks(ctx: SearchContext, project_dir: str | None = None) -> list[Framework]:
@@ -151,8 +161,8 @@ def _python_framework(name: str, version: str, site: str, info: str, libraries: 
     elif name == "theano":
         details["theano_flags"] = theano_flags(ctx)
     else:  # onnxruntime, cupy, tensorrt, paddle: the CUDA major from the distribution's name or its requirements
-        in_name = CUDA_IN_NAME.search(os.path.basename(info))
-        required = REQUIRES_CUDA.search(metadata)
+        in_name = cuda_in_name_pattern().search(os.path.basename(info))
+        required = requires_cuda_pattern().search(metadata)
         cuda = (next(g for g in in_name.groups() if g) if in_name else
                 (required.group(1) or required.group(2)) if required else None)
         if name == "paddle":  # the wheel's generated paddle/version/__init__.py names what it was built with
@@ -192,7 +202,10 @@ def interpreter_of(site: str) -> str | None:
     return None
 
 
-JAXLIB_CUDA = re.compile(r"\+cuda(\d+)(?:\.cudnn(\d)(\d+))?")  # jaxlib 0.4.25+cuda12.cudnn89
+@functools.cache
+def jaxlib_cuda_pattern() -> re.Pattern[str]:
+    # jaxlib 0.4.25+cuda12.cudnn89
+    return re.compile(r"\+cuda(\d+)(?:\.cudnn(\d)(\d+))?")
 
 
 def _monolithic_jaxlib(site: str, details: dict[str, object]) -> tuple[str | None, str | None]:
@@ -207,7 +220,7 @@ def _monolithic_jaxlib(site: str, details: dict[str, object]) -> tuple[str | Non
     declared = re.search(r"^Version:\s*(\S+)", metadata, re.MULTILINE)
     version = declared.group(1) if declared else match.group(1) if match else ""
     details["jaxlib"] = version
-    local = JAXLIB_CUDA.search(version)
+    local = jaxlib_cuda_pattern().search(version)
     if local is None:
         return None, None
     return local.group(1), f"{local.group(2)}.{local.group(3)}" if local.group(2) else None
@@ -365,6 +378,8 @@ def _resolve_framework_cudnn(framework: Framework, installs: list[CudnnInstall],
         runpath = [str(folder)] if folder else []
         sonames = ["libcudnn.so"] + [f"libcudnn.so.{m}" for m in (9, 8, 7, 6, 5)]
     elif isinstance(library, str) and library.lower().endswith(".dll"):
+        from cudnn_doctor.probes.pe import PeError, read_pe  # Windows' files: not on a Linux check's path
+
         try:
             imports = read_pe(library).imports
         except PeError:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from cudnn_doctor import json_values
@@ -18,6 +17,7 @@ from cudnn_doctor.child import (
     parallel_limit,
     timeout_from_env,
 )
+from cudnn_doctor.records import record
 
 if TYPE_CHECKING:  # the model's records are not needed: not before NVML's child has started
     from cudnn_doctor.model import LibraryProbe
@@ -31,7 +31,7 @@ def probe_timeout() -> float:
     return timeout_from_env("CUDNN_DOCTOR_PROBE_TIMEOUT", DEFAULT_TIMEOUT_S)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Job:
     """One question for the probe jobs (_probe_jobs.py): a job kind and its target."""
 
@@ -175,11 +175,11 @@ def _argv(job: Job) -> tuple[str, ...]:
 
 
 def _library_probe(job: Job, answer: ChildAnswer, timeout: float) -> LibraryProbe:
-    from cudnn_doctor.model import LibraryProbe
+    from cudnn_doctor.model import HANGS, LibraryProbe
 
     if answer.timed_out:
         why = answer.error if answer.error and answer.error.startswith("not started") else \
-            f"did not answer within {timeout:g} s (it hangs while loading or in its first call)"
+            f"did not answer within {timeout:g} s {HANGS}"
         return LibraryProbe(job.target, loaded=False, timed_out=True, error=why)
     if answer.crashed:
         return LibraryProbe(job.target, loaded=False, crashed=True, error=answer.error)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cudnn_doctor.child import ChildAnswer
 from cudnn_doctor.probes.context import SearchContext
+from cudnn_doctor.records import record
 from cudnn_doctor.user_files import is_regular_file
 
 if TYPE_CHECKING:
@@ -159,7 +159,7 @@ def may_load_nvml(ctx: SearchContext) -> bool:
     return find_nvml(ctx, {}) is not None or may_load(ctx.layout.nvml, ctx)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class StartedNvml:
     """NVML's child for CTX, started as soon as CTX is known (None where the loader cannot find NVML): on a GPU
     machine it is the longest wait of a check, so it runs while the probes' and rules' modules load."""
@@ -186,7 +186,7 @@ def start_nvml_early() -> None:
         return  # where it reads it again, with its one line and exit code; nothing more starts early
 
 
-@dataclass
+@record
 class StartedLdconfig:
     """`ldconfig -p` for CTX (its command and its batch; None where there is no ldconfig or cache), as started."""
 

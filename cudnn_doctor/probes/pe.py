@@ -12,9 +12,9 @@ from __future__ import annotations
 import mmap
 import os
 import struct
-from dataclasses import dataclass
 
 from cudnn_doctor.elf import read_mapped
+from cudnn_doctor.records import record
 
 MACHINES = {0x8664: "x86_64", 0xAA64: "aarch64", 0x14C: "i386", 0x1C4: "arm"}
 IMPORT_DIRECTORY = 1  # the data directory's indices: the import table, the resource table
@@ -30,7 +30,7 @@ class PeError(Exception):
     """The file is not a usable PE image."""
 
 
-@dataclass
+@record
 class PeInfo:
     arch: str
     bits: int

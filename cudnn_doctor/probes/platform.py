@@ -8,6 +8,7 @@ together; hints are recorded and never decide. No verdict here: the rules judge 
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from typing import Any
@@ -28,8 +29,18 @@ DEVICE_FILES = ("/dev/nvidiactl", "/dev/nvidia0", "/dev/nvidia-uvm")
 # pkg/util/apptainerconf/config.go: `mount dev` defaults to yes), GPU devices included, with or without --nv
 HOST_DEV_ENGINES = ("apptainer", "singularity")
 WSL_LIB = "/usr/lib/wsl/lib"
-SONAME_FILE = re.compile(r"^lib[\w+-]+\.so\.\d+$")
-L4T_LINE = re.compile(r"#\s*R(\d{1,4})\s*\(release\),\s*REVISION:\s*(\d{1,4}(?:\.\d{1,4}){0,2})")
+
+
+@functools.cache
+def soname_file_pattern() -> re.Pattern[str]:
+    return re.compile(r"^lib[\w+-]+\.so\.\d+$")
+
+
+@functools.cache
+def l4t_line_pattern() -> re.Pattern[str]:
+    return re.compile(r"#\s*R(\d{1,4})\s*\(release\),\s*REVISION:\s*(\d{1,4}(?:\.\d{1,4}){0,2})")
+
+
 ENGINES = (("kubepods", "kubernetes"), ("libpod", "podman"), ("podman", "podman"), ("docker", "docker"),
            ("containerd", "containerd"), ("crio", "cri-o"), ("lxc", "lxc"), ("buildkit", "buildkit"),
            ("garden", "garden"))
@@ -79,7 +90,11 @@ def detect_platform(ctx: SearchContext, cache: dict[str, list[str]]) -> Platform
 TOOLKIT_PROGRAMS = ("nvidia-ctk", "nvidia-container-runtime-hook", "nvidia-container-runtime", "nvidia-container-cli")
 BIN_DIRS = ("/usr/bin", "/usr/local/bin", "/usr/sbin", "/bin")
 CDI_DIRS = ("/etc/cdi", "/var/run/cdi", "/run/cdi")
-CDI_DRIVER = re.compile(r"lib(?:cuda|nvidia-ml)\.so\.(\d{2,4}\.\d{1,4}(?:\.\d{1,4})?)")
+
+
+@functools.cache
+def cdi_driver_pattern() -> re.Pattern[str]:
+    return re.compile(r"lib(?:cuda|nvidia-ml)\.so\.(\d{2,4}\.\d{1,4}(?:\.\d{1,4})?)")
 
 
 def _container_host_facts(ctx: SearchContext) -> dict[str, Any]:
@@ -100,7 +115,7 @@ def _container_host_facts(ctx: SearchContext) -> dict[str, Any]:
                 continue
             text = _read_small(os.path.join(real, name))
             if "nvidia.com/gpu" in text:
-                versions = CDI_DRIVER.findall(text)
+                versions = cdi_driver_pattern().findall(text)
                 specs[os.path.join(real, name)] = max(versions, key=_padded_version) if versions else None
     return {"docker": docker, "container_toolkit": found, "cdi_specs": specs}
 
@@ -193,7 +208,7 @@ def _wsl_facts(ctx: SearchContext, cache: dict[str, list[str]]) -> dict[str, Any
         names = []
     for name in names:
         path = os.path.join(folder, name)
-        if SONAME_FILE.match(name) and not os.path.islink(path) and os.path.isfile(path):
+        if soname_file_pattern().match(name) and not os.path.islink(path) and os.path.isfile(path):
             copies.append(path)
     real_folder = os.path.realpath(folder)
     shadowing = []
@@ -207,7 +222,7 @@ def _wsl_facts(ctx: SearchContext, cache: dict[str, list[str]]) -> dict[str, Any
 def _jetson_facts(ctx: SearchContext, cache: dict[str, list[str]]) -> dict[str, Any]:
     facts: dict[str, Any] = {}
     release = _read_small(ctx.system("/etc/nv_tegra_release"))
-    match = L4T_LINE.search(release)
+    match = l4t_line_pattern().search(release)
     if match:
         facts["l4t"] = f"{match.group(1)}.{match.group(2)}"
         row = jetpack_row(facts["l4t"])

@@ -16,7 +16,7 @@ import re
 import stat
 from dataclasses import replace
 
-from cudnn_doctor.elf import ElfError, ElfInfo, read_elf, read_exported_u32
+from cudnn_doctor.elf import ElfError, ElfInfo, read_elf_and_exported_u32
 from cudnn_doctor.knowledge.data import load, sublibrary_names
 from cudnn_doctor.model import (
     STUB_WORDS,
@@ -31,13 +31,9 @@ from cudnn_doctor.model import (
 )
 from cudnn_doctor.operating_system import CURRENT
 from cudnn_doctor.probes.context import SearchContext
-from cudnn_doctor.probes.file_words import names_in
 from cudnn_doctor.probes.library_jobs import Job, changed_process
 from cudnn_doctor.probes.loader import resolve_like_loader
-from cudnn_doctor.probes.loader_runtime import runtime_refusals
 from cudnn_doctor.probes.origin import origin
-from cudnn_doctor.probes.settings import read_settings
-from cudnn_doctor.probes.xla_flags import flags_file, xla_flags
 from cudnn_doctor.variables import preload_entries
 from cudnn_doctor.versions import ascii_digits, decode_cuda, release_in_file_name, version_tuple
 
@@ -132,7 +128,9 @@ def reasons_to_ask_cuda(ctx: SearchContext, cache: dict[str, list[str]], always:
     return reasons if found is not None or preload_entries(ctx.env) else []
 
 
-PLAIN_ENTRY = re.compile(r"0|[1-9][0-9]{0,3}|GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+@functools.cache
+def plain_entry_pattern() -> re.Pattern[str]:
+    return re.compile(r"0|[1-9][0-9]{0,3}|GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 def plain_entries(value: str) -> tuple[str, ...] | None:
@@ -140,7 +138,7 @@ def plain_entries(value: str) -> tuple[str, ...] | None:
     nvidia-smi -L prints them), each written once; None for any other value (a UUID prefix, a MIG name, a space, a
     sign, an empty entry, a repeat, indices and UUIDs mixed): what those leave, only CUDA itself can say."""
     entries = tuple(value.split(","))
-    if not all(PLAIN_ENTRY.fullmatch(entry) for entry in entries) or len(set(entries)) != len(entries):
+    if not all(plain_entry_pattern().fullmatch(entry) for entry in entries) or len(set(entries)) != len(entries):
         return None
     # indices and UUIDs never mixed: CUDA stops at the first entry of the other kind (seen on 2 x H100:
     # `1,GPU-<GPU 0's UUID>` leaves GPU 1 alone, `GPU-<GPU 0's UUID>,1` GPU 0 alone)
@@ -221,8 +219,6 @@ def preloaded_cuda_libraries(env: dict[str, str], frameworks: list[Framework]) -
                 if release and wheel_release and release.split(".")[:2] != wheel_release.split(".")[:2]:
                     found.append((entry, soname, release, framework.name, wheel_release))
     return tuple(found)
-
-
 
 
 def link_stub(path: str) -> str:
@@ -479,7 +475,6 @@ def _extension_suffixes(site: str) -> tuple[str, ...]:
     CPython's pattern on Linux (".cpython-3X-<multiarch>.so", ".abi3.so", ".so"). A file tagged for another Python
     or platform is passed over by its finder: no shadow."""
     import importlib.machinery
-    import platform
     import re
     import sys
 
@@ -489,7 +484,7 @@ def _extension_suffixes(site: str) -> tuple[str, ...]:
         return tuple(importlib.machinery.EXTENSION_SUFFIXES)
     from cudnn_doctor.probes.context import TRIPLETS
 
-    machine = platform.machine()
+    machine = CURRENT.uname()[2]  # not the `platform` module's: its import compiles its patterns (3 ms of a check)
     return (f".cpython-3{found.group(1)}{found.group(2)}-{TRIPLETS.get(machine, machine + '-linux-gnu')}.so",
             ".abi3.so", ".so")
 
@@ -590,7 +585,12 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
     """The ProcessView from the cuda child's ANSWER (None: not asked) and what this process reads itself.
     INSTALLS_BY_REAL: each known cuDNN library's real path -> its version. FROM_NVML: the GPUs a program sees, where
     CUDA was not asked and CUDA_VISIBLE_DEVICES names GPUs by index or whole UUID (visible_from_nvml)."""
+    # the readers of settings, flags and C++ run-times are loaded here, after the library children have started
+    # (collect_report): loaded with this module, they were on the path before the cuDNN copies' batch child
     from cudnn_doctor.knowledge.environment import read_at_context
+    from cudnn_doctor.probes.loader_runtime import runtime_refusals
+    from cudnn_doctor.probes.settings import read_settings
+    from cudnn_doctor.probes.xla_flags import flags_file
 
     values = answer.values if answer is not None and answer.loaded else {}
     visible = None
@@ -835,8 +835,7 @@ def _sublibrary(name: str, major: int, library: str, version: str | None, preloa
     if path is None:
         return SubLibrary(soname, None, None, "missing", rare)
     try:
-        read_elf(path)
-        symbols = read_exported_u32(path, VERSION_SYMBOLS)
+        _info, symbols = read_elf_and_exported_u32(path, VERSION_SYMBOLS)
     except ElfError as error:
         return SubLibrary(soname, path, None, f"broken: {error}", rare)
     found = next(iter(symbols.values()), None)
@@ -948,6 +947,9 @@ def xla_flags_known(value: str | None, frameworks: list[Framework]) -> dict[str,
     site = str(jax.details["site_packages"])
     files = [path for pattern in row.get("flag_files", []) for path in sorted(glob.glob(os.path.join(
         glob.escape(site), pattern))) if os.path.isfile(path)]
+    from cudnn_doctor.probes.file_words import names_in
+    from cudnn_doctor.probes.xla_flags import xla_flags
+
     names = [name for name, _ in xla_flags(value) if re.fullmatch(r"[A-Za-z0-9_]+", name)]
     if not files or not names:
         return {}

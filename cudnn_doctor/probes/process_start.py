@@ -41,6 +41,11 @@ def read_shell_settings(status_path: str = "/proc/self/status") -> dict[str, str
         mask = int(ignored, 16) if ignored else None
     except ValueError:
         mask = None
+    if mask is not None and status_path == "/proc/self/status":
+        from cudnn_doctor import signals
+
+        if signals.sigint_ignored_at_start():  # the doctor handles it since (signals.install); its shell ignored it
+            mask |= 1 << (signal.SIGINT - 1)
     if mask is not None:
         out["ignored"] = ",".join(name for number, name in sorted(SIGNALS.items()) if mask >> (number - 1) & 1)
     uid = fields.get("Uid", "").split()

@@ -4,6 +4,7 @@ where JAX is installed. Nothing is asked where there is no ptxas on PATH or no J
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Sequence
@@ -11,7 +12,13 @@ from typing import Any
 
 from cudnn_doctor.model import Framework, Toolkit
 
-RELEASE = re.compile(r"release (\d+\.\d+)", re.ASCII)  # 0-9 only: what other digits say is no release
+
+@functools.cache
+def release_pattern() -> re.Pattern[str]:
+    # 0-9 only: what other digits say is no release
+    return re.compile(r"release (\d+\.\d+)", re.ASCII)
+
+
 TIMEOUT_S = 5.0  # unless CUDNN_DOCTOR_HELPER_TIMEOUT says (the helper programs' time)
 
 
@@ -51,7 +58,7 @@ class PtxasChild:
             answer = self.search.answer_of(self.path)
         if answer is None or answer.timed_out or "stdout" in answer.held:
             return self.path, None  # not run, or it hangs whoever reads its answer to the end: no release
-        found = RELEASE.search(answer.stdout or "")
+        found = release_pattern().search(answer.stdout or "")
         return self.path, found.group(1) if found else None
 
 

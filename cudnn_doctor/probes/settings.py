@@ -17,6 +17,7 @@ Files are read only for the variables that are set, and mapped rather than read 
 
 from __future__ import annotations
 
+import functools
 import glob
 import os
 import re
@@ -561,7 +562,12 @@ def _cannot_make(folder: str, kind: str) -> str | None:
 
 # --- JAX: its options, as the installed jax defines them ----------------------------------------------------------
 
-_DEFINITION = re.compile(rb"(\w+?)_(state|flag|env)\(\s*(?:name\s*=\s*)?$")
+
+@functools.cache
+def _definition_pattern() -> re.Pattern[bytes]:
+    return re.compile(rb"(\w+?)_(state|flag|env)\(\s*(?:name\s*=\s*)?$")
+
+
 # the *_state helpers of jax/_src/config.py read the variable named by the option in capitals, each with its own parser
 # (bool_env; == one of enum_values; the enum class's own lookup; int(); float()); optional_bool_state reads it only
 # where its default is not None, so it is not judged; the *_flag helpers read nothing themselves (their default
@@ -623,7 +629,7 @@ def jax_options(names: list[str], frameworks: list[Framework]) -> dict[str, Sett
 def _option(text: bytes, match: re.Match[bytes], path: str) -> tuple[int, SettingAnswer]:
     """What the occurrence MATCH of a name in a jax file says, and how much (TYPED, DEFINED, NAMED): the kind of
     *_state it is, an enum's values; the parser that reads the variable (bool_env, int_env); else any text."""
-    before = _DEFINITION.search(text[max(0, match.start() - 80):match.start()])
+    before = _definition_pattern().search(text[max(0, match.start() - 80):match.start()])
     spelt = match.group(1)
     if before is not None and before.group(2) == b"env" and spelt.isupper() and before.group(1) in _ENV_KINDS:
         read = _ENV_KINDS[before.group(1)]  # config.bool_env('JAX_...', ...): values ("int()",) where int() reads it
@@ -657,10 +663,27 @@ def _option(text: bytes, match: re.Match[bytes], path: str) -> tuple[int, Settin
     return TYPED, SettingAnswer(kind, values, (path,))
 
 
-_GETENV = re.compile(rb"os\.(?:environ\.get|getenv)\(\s*$|os\.environ\[\s*$")
-_PARSE_OF_GETENV = re.compile(rb"\b(int|float)\(\s*os\.(?:environ\.get|getenv)\(\s*$|\b(int|float)\(\s*os\.environ\[\s*$")
-_BOUND = re.compile(rb"(\w+)\s*:?=\s*\(?\s*$")
-_MARGIN = re.compile(rb"\n(?=[^\s#])")  # the next line that starts at the margin: the end of a module-level function
+@functools.cache
+def _getenv_pattern() -> re.Pattern[bytes]:
+    return re.compile(rb"os\.(?:environ\.get|getenv)\(\s*$|os\.environ\[\s*$")
+
+
+@functools.cache
+def _parse_of_getenv_pattern() -> re.Pattern[bytes]:
+    return re.compile(rb"\b(int|float)\(\s*os\.(?:environ\.get|getenv)\(\s*$|\b(int|float)\(\s*os\.environ\[\s*$")
+
+
+@functools.cache
+def _bound_pattern() -> re.Pattern[bytes]:
+    return re.compile(rb"(\w+)\s*:?=\s*\(?\s*$")
+
+
+@functools.cache
+def _margin_pattern() -> re.Pattern[bytes]:
+    # the next line that starts at the margin: the end of a module-level function
+    return re.compile(rb"\n(?=[^\s#])")
+
+
 MAX_BODY = 16 << 10  # a function's body read for the parse of a name it reads
 _PARSED = {b"int": "integer", b"float": "float"}
 
@@ -674,24 +697,24 @@ def _read_with_int(text: bytes, match: re.Match[bytes]) -> tuple[str, tuple[str,
     "float") and the answer's values: "int()" or "float()", "list:SEP" for a list, "when used" where the read is inside a
     function (its refusal is a program's that calls it, not the import's); None where neither reads it."""
     before = text[max(0, match.start() - 120):match.start()]
-    read = _GETENV.search(before)
+    read = _getenv_pattern().search(before)
     if read is None:
         return None
     at = match.start() - len(before) + read.start()
     line = text[text.rfind(b"\n", 0, at) + 1:at]
     where = ("when used",) if line[:1] in (b" ", b"\t") else ()
-    direct = _PARSE_OF_GETENV.search(before)
+    direct = _parse_of_getenv_pattern().search(before)
     if direct is not None:
         kind = _PARSED[direct.group(1) or direct.group(2)]
         return kind, ("int()" if kind == "integer" else "float()", *where)
-    bound = _BOUND.search(before[:read.start()])
+    bound = _bound_pattern().search(before[:read.start()])
     if bound is None:
         return None
     name = re.escape(bound.group(1))
     after = text[match.end():match.end() + (MAX_BODY if where else 600)]
     if where:  # read inside a function: its parse may come anywhere before the function ends (jaxlib 0.8 on reads
         # XLA_PYTHON_CLIENT_COLLECTIVE_MEM_SIZE_MB some 700 characters before its int(), past a list of allocators)
-        end = _MARGIN.search(after)
+        end = _margin_pattern().search(after)
         after = after[:end.start() if end else len(after)]
     listed = re.search(rb"map\(\s*int\s*,\s*" + name + rb"\.split\(\s*['\"]([^'\"\\]{1,4})['\"]\s*\)", after)
     if listed is not None:
@@ -877,10 +900,18 @@ def _parsed_in_python(files: list[str], names: list[str], sites: list[str] | Non
 # os.environ.get("NAME"[, default]) or os.getenv(...), then .lower() maybe, then == / != a text or (not) in a tuple of
 # texts: a switch its reader compares with words (torch/_inductor/config.py: os.environ.get("TORCHINDUCTOR_X", "0")
 # == "1"), where any other text is silently the other side of the comparison
-_COMPARED = re.compile(
-    rb"""\s*(?:,\s*(?:(['"])([^'"\\\n]{0,40})\1|[^()\n]{1,80}?))?\s*\)\s*(\.lower\(\)\s*)?"""
-    rb"""(?:(==|!=)\s*(['"])([^'"\\\n]{0,40})\5|(not\s+in|in)\s*[(\[{]((?:\s*['"][^'"\\\n]{0,20}['"]\s*,?){1,12})\s*[)\]}])""")
-_QUOTED = re.compile(rb"""['"]([^'"\\\n]{0,20})['"]""")
+
+
+@functools.cache
+def _compared_pattern() -> re.Pattern[bytes]:
+    return re.compile(
+        rb"""\s*(?:,\s*(?:(['"])([^'"\\\n]{0,40})\1|[^()\n]{1,80}?))?\s*\)\s*(\.lower\(\)\s*)?"""
+        rb"""(?:(==|!=)\s*(['"])([^'"\\\n]{0,40})\5|(not\s+in|in)\s*[(\[{]((?:\s*['"][^'"\\\n]{0,20}['"]\s*,?){1,12})\s*[)\]}])""")
+
+
+@functools.cache
+def _quoted_pattern() -> re.Pattern[bytes]:
+    return re.compile(rb"""['"]([^'"\\\n]{0,20})['"]""")
 
 
 def _read_compared(text: bytes, match: re.Match[bytes]) -> tuple[str, ...] | None:
@@ -889,16 +920,16 @@ def _read_compared(text: bytes, match: re.Match[bytes]) -> tuple[str, ...] | Non
     default is no literal or "unset" where there is none, then the words compared with); None where it is read
     otherwise, or compared with words that are not on or off words (a mode's name)."""
     before = text[max(0, match.start() - 120):match.start()]
-    read = _GETENV.search(before)
+    read = _getenv_pattern().search(before)
     if read is None or before[read.start():].startswith(b"os.environ["):
         return None
-    found = _COMPARED.match(text, match.end())
+    found = _compared_pattern().match(text, match.end())
     if found is None:
         return None
     if found.group(4):
         operator, words = found.group(4).decode(), [found.group(6)]
     else:
-        operator, words = " ".join(found.group(7).decode().split()), _QUOTED.findall(found.group(8))
+        operator, words = " ".join(found.group(7).decode().split()), _quoted_pattern().findall(found.group(8))
     texts = [word.decode("utf-8", "replace") for word in words]
     if not texts or any(truth(word) is None for word in texts):
         return None  # compared with a mode's name, not an on or off word: nothing to say of other words
@@ -911,13 +942,15 @@ def _read_compared(text: bytes, match: re.Match[bytes]) -> tuple[str, ...] | Non
     return (operator, "lower" if found.group(3) else "exact", default, *texts)
 
 
-_TOP_DEF = re.compile(rb"^def (\w+)\(", re.MULTILINE)
+@functools.cache
+def _top_def_pattern() -> re.Pattern[bytes]:
+    return re.compile(rb"^def (\w+)\(", re.MULTILINE)
 
 
 def _plugin_calling(text: bytes, at: int, sites: list[str]) -> str | None:
     """The installed JAX GPU plugin (jax_plugins/*/__init__.py of SITES) whose initialize() calls the module-level
     function of TEXT that holds offset AT; None where none does (or AT is in no such function)."""
-    functions = list(_TOP_DEF.finditer(text, 0, at))
+    functions = list(_top_def_pattern().finditer(text, 0, at))
     if not functions:
         return None
     function = functions[-1].group(1)
@@ -928,7 +961,7 @@ def _plugin_calling(text: bytes, at: int, sites: list[str]) -> str | None:
             start = body.find(b"\ndef initialize(")
             if start < 0:
                 continue
-            end = _TOP_DEF.search(body, start + 2)
+            end = _top_def_pattern().search(body, start + 2)
             if call.search(body, start, end.start() if end else len(body)):
                 return plugin
     return None
@@ -1005,13 +1038,20 @@ def allocator_keys(value: str, row: dict[str, Any], frameworks: list[Framework])
     return SettingAnswer("alloc_conf", tuple(name for name in keys + texts if name in found), tuple(files))
 
 
-
 # --- PyTorch: the names TORCH_LOGS may hold, as the installed torch registers them --------------------------------
 
 # torch/_logging/_internal.py's _gen_settings_regex: names of word characters and dots, each with an optional + or -,
 # separated by commas and any white space after them
-TORCH_LOGS_FORM = re.compile(r"((\+|-)?[\w\.]+,\s*)*(\+|-)?[\w\.]+?")
-_REGISTERED = re.compile(rb"register_(?:log|artifact)\(\s*[\"']([\w.]+)[\"']")
+
+
+@functools.cache
+def torch_logs_form_pattern() -> re.Pattern[str]:
+    return re.compile(r"((\+|-)?[\w\.]+,\s*)*(\+|-)?[\w\.]+?")
+
+
+@functools.cache
+def _registered_pattern() -> re.Pattern[bytes]:
+    return re.compile(rb"register_(?:log|artifact)\(\s*[\"']([\w.]+)[\"']")
 
 
 def torch_log_names(value: str, row: dict[str, Any], frameworks: list[Framework],
@@ -1024,13 +1064,13 @@ def torch_log_names(value: str, row: dict[str, Any], frameworks: list[Framework]
         return None
     site, files = installed
     text = _read(files[0]) if files else None
-    registered = {name.decode() for name in _REGISTERED.findall(text or b"")}
+    registered = {name.decode() for name in _registered_pattern().findall(text or b"")}
     if not {"dynamo", "inductor"} <= registered:  # every torch since 2.1 registers these two there
         return None  # not the torch this knows how to read: nothing said
     if value == "":  # taken, unless the installed parser makes an empty value a dict where a LogState is used
         internal = os.path.join(os.path.dirname(files[0]), "_internal.py")
         return SettingAnswer("torch_logs", ("",) if _empty_breaks_log_state(internal) else (), (internal,))
-    if value in ("help", "+help") or not TORCH_LOGS_FORM.fullmatch(value):
+    if value in ("help", "+help") or not torch_logs_form_pattern().fullmatch(value):
         return SettingAnswer("torch_logs", (value,), (files[0],))
     refused = []
     for entry in re.sub(r"\s+", "", value).split(","):

@@ -4,6 +4,7 @@ rules/multi_gpu.py decides what a link down or a redirecting bridge means."""
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from typing import Any
@@ -19,7 +20,13 @@ P2P_STATUS = {0: "ok", 1: "chipset not supported", 2: "GPU not supported", 3: "I
               4: "disabled by regkey", 5: "not supported", 6: "unknown"}
 # nvmlGpuFabricState_t
 FABRIC_STATE = {1: "not_started", 2: "in_progress", 3: "completed"}
-BUS_ID = re.compile(r"^[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
+
+
+@functools.cache
+def bus_id_pattern() -> re.Pattern[str]:
+    return re.compile(r"^[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
+
+
 ACS_CAPABILITY = 0x000D  # PCIe extended capability ID of Access Control Services
 ACS_BITS = ("SV", "TB", "RR", "CR", "UF", "EC", "DT")  # ACS Control register, bit 0 upwards
 
@@ -125,7 +132,7 @@ def _short_bus(bus: str | None) -> str:
 def _pci_path(bus: str | None, ctx: SearchContext) -> tuple[str | None, tuple[str, ...]]:
     """(the GPU's IOMMU group, the bridges above it whose ACS sends peer requests or completions up to the root
     complex). Extended configuration space (ACS) is readable by root only: where it cannot be read, nothing is said."""
-    if not bus or not BUS_ID.match(bus):
+    if not bus or not bus_id_pattern().match(bus):
         return None, ()
     device = ctx.system(f"/sys/bus/pci/devices/{_short_bus(bus)}")
     try:
@@ -141,7 +148,7 @@ def _pci_path(bus: str | None, ctx: SearchContext) -> tuple[str | None, tuple[st
     wanted = set(load("multi_gpu").get("acs", {}).get("redirect_bits", ["RR", "CR"]))
     for depth in range(len(parts) - 1, 0, -1):
         name = parts[depth]
-        if not BUS_ID.match(name) or depth == len(parts) - 1:
+        if not bus_id_pattern().match(name) or depth == len(parts) - 1:
             continue
         bits = _acs_control(os.sep.join(parts[:depth + 1]))
         if bits & wanted:

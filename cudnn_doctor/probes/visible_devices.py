@@ -14,6 +14,7 @@ indices (there both parsers agree), torch is installed with its Python found, an
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Mapping
@@ -22,7 +23,11 @@ from cudnn_doctor.model import Framework
 
 FUNCTIONS = ("_parse_visible_devices", "_transform_uuid_to_ordinals", "_device_count_nvml")
 MAX_SOURCE = 4 << 20
-_PLAIN = re.compile(r"[0-9]+(,[0-9]+)*")
+
+
+@functools.cache
+def _plain_pattern() -> re.Pattern[str]:
+    return re.compile(r"[0-9]+(,[0-9]+)*")
 
 
 class TorchVisibleQuestion:
@@ -33,7 +38,7 @@ class TorchVisibleQuestion:
         self.pythons: list[str] = []
         self.source = ""
         value = env.get("CUDA_VISIBLE_DEVICES")
-        if value is None or (_PLAIN.fullmatch(value) and len(set(value.split(","))) == len(value.split(","))):
+        if value is None or (_plain_pattern().fullmatch(value) and len(set(value.split(","))) == len(value.split(","))):
             return
         torch = next((f for f in frameworks if f.name == "torch" and f.details.get("site_packages")
                       and not f.details.get("assumed")), None)

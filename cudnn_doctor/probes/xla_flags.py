@@ -9,12 +9,13 @@ XLA_FLAGS is set and JAX is installed, beside the other probes."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in
 from cudnn_doctor.model import Framework
+from cudnn_doctor.records import record
 from cudnn_doctor.variables import XLA_WHITE_SPACE, xla_flag_values  # XLA's own grammar, one copy
 
 # the child: the framework's site-packages first, JAX on the CPU, one tiny computation compiled (flags parse then)
@@ -54,13 +55,19 @@ def flags_file(value: str | None) -> tuple[str, str] | None:
         return value, (f"a file of {status.st_size} bytes: XLA reads all of it into memory at start, where a file of "
                        "flags holds a few lines")
     return None
-BAD_VALUE = re.compile(r"Couldn't interpret value (.*) for flag (\S+?)\.?$")
+
+
+@functools.cache
+def bad_value_pattern() -> re.Pattern[str]:
+    return re.compile(r"Couldn't interpret value (.*) for flag (\S+?)\.?$")
+
+
 PARSE_FAILED = "Flag parsing failed"  # parse_flags_from_env.cc's CHECK on tsl::Flags::Parse: a flag refused its value
 MAX_ALONE = 16  # flags asked one by one at the most, where XLA refused the whole of XLA_FLAGS without naming one
 TIMEOUT_S = 20.0
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class XlaFlagsAnswer:
     """What jaxlib said of XLA_FLAGS: the flag names it refused, and its own words (empty where it parsed them)."""
 
@@ -155,7 +162,7 @@ def parse(exit_code: int, output: str, entries: list[str] | tuple[str, ...] = ()
     for line in output.splitlines():
         text = re.sub(r"^.{0,120}?\S+\.cc:\d+\] ", "", line.strip())  # the logger's prefix (time, file:line)
         unknown = UNKNOWN.search(text)
-        bad = BAD_VALUE.search(text)
+        bad = bad_value_pattern().search(text)
         if unknown:
             names = _unknown_names(unknown.group(1), entries)
             refused += [name for name in names if name]

@@ -7,11 +7,12 @@ values, its help, completion, the settings' check and --output's rule all read t
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
+from cudnn_doctor.records import record
 
-@dataclass(frozen=True)
+
+@record(frozen=True)
 class OutputFormat:
     """One way check answers."""
 

@@ -56,6 +56,10 @@ def evaluate(report: Report, requirements: list[Any] | None = None,
                                  "requirements.check_requirements"))
     kind = report.host.platform.kind if report.host.platform else None
     findings = [on_platform(f, kind) for f in findings]  # WSL 2's driver is not a Linux kernel module
+    try:  # the doctor's own children slowed past their deadline by a preload: the preload's finding, not theirs
+        findings = process_env.slowed_by_preload(report, findings)
+    except Exception as error:  # noqa: BLE001 - a bug of ours: said, the findings kept
+        findings.append(crashed_rule("process_env.slowed_by_preload", error))
     try:
         return sort_findings(hold_to_evidence(report, process_env.with_evidence(report, findings, named)))
     except DoctorError:

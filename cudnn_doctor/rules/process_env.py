@@ -5,6 +5,7 @@ CD319), and the frameworks' own settings (CD411-CD414). Pure: the report and com
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -14,7 +15,7 @@ from typing import Any
 from cudnn_doctor.codes import CODES, finding
 from cudnn_doctor.knowledge import environment, loader_words
 from cudnn_doctor.knowledge.data import load
-from cudnn_doctor.model import Finding, Framework, LoadedCudnn, ProcessView, Report
+from cudnn_doctor.model import HANGS, Finding, Framework, LoadedCudnn, ProcessView, Report
 from cudnn_doctor.specifiers import InvalidSpecifier, Specifiers
 from cudnn_doctor.versions import ascii_digits, release_in_file_name, version_tuple
 
@@ -397,7 +398,6 @@ def limits(report: Report) -> list[Finding]:
     return findings
 
 
-
 FRAMEWORK_FILES = (("jax", "JAX", "jax_free_minimum"), ("torch", "PyTorch", "torch_free_minimum"))
 
 
@@ -502,6 +502,74 @@ def preloaded_cudnn_sublibrary(report: Report) -> list[Finding]:
                           f"cuDNN gets {os.path.basename(entry)} from there; the framework needs cuDNN "
                           f"{wanted.lstrip('=')}"))
     return findings
+
+
+SLOW_START_MS = 500.0  # a start this much slower with the preload (and SLOW_START_TIMES as slow) is said
+SLOW_START_TIMES = 3.0
+
+
+def slow_preload(report: Report) -> list[Finding]:
+    """LD_PRELOAD entries no row knows that made a bare process start slow, seen (probes/start_cost.py: the loader
+    asked, a bare Python started with and without them side by side): every program here, and every child the doctor
+    starts, pays it (glibc's libmemusage.so with MEMUSAGE_TRACE_MMAP=1: every process crawled on an H100, and the
+    frameworks' runs went past the harness's limit). CD412, a warning: the programs start, later."""
+    view = report.process
+    if view is None or view.preload_start is None:
+        return []
+    entries, took, bare, seconds = view.preload_start
+    findings = _preload_takes(view.preload_takes, entries)
+    if took >= 0 and (took - bare < SLOW_START_MS or took < SLOW_START_TIMES * bare):
+        return findings
+    with_them = f"more than {seconds:g} s (cut off there)" if took < 0 else f"{took / 1000:.2f} s"
+    proof = (f"a bare Python (`python -I -S -c pass`) started here with LD_PRELOAD took {with_them}, and "
+             f"{bare / 1000:.2f} s without {entries}, side by side")
+    effect = (f"{entries} is loaded into every process started here and no row of the data knows it; a bare Python's "
+              f"start took {with_them} with it and {bare / 1000:.2f} s without it, so every program here (torch, JAX, "
+              "their compilers, and this doctor's own children) starts that much slower, and a long run may go past "
+              "the time a job or harness allows it")
+    return [*findings, finding("CD412", subject=entries, evidence="seen", proof=proof, variable="LD_PRELOAD",
+                               value=_shown(entries), effect=effect, slow_preload=entries)]
+
+
+def slowed_by_preload(report: Report, findings: list[Finding]) -> list[Finding]:
+    """Where a preload no row knows made a bare start slow (slow_preload's CD412), the doctor's own library children
+    that passed their deadline (NVML's, CUDA's, cudart's, cuDNN's: 'did not answer within N s') were slowed by the
+    same preload: their findings blame the library for what the preload did, so they are taken out and the CD412
+    finding names them. Their question is not answered here; the check without that preload answers it."""
+    slow = next((f for f in findings if f.code == "CD412" and f.values.get("slow_preload")), None)
+    if slow is None:
+        return findings
+    hung = [f for f in findings if f is not slow and HANGS in f"{f.detail} {f.proof or ''}"]
+    if not hung:
+        return findings
+    named = ", ".join(dict.fromkeys(f"{f.code} ({os.path.basename(str(f.subject))})" if f.subject else f.code
+                                    for f in hung))
+    slow = replace(slow, detail=f"{slow.detail} The doctor's own children that load the driver's and CUDA's libraries "
+                                f"did not answer within their time either ({named}): the same preload slowed them, "
+                                "so what they would say of those libraries is not known here (a check without it "
+                                "answers)")
+    return [slow if f.code == "CD412" and f.values.get("slow_preload") else f for f in findings if f not in hung]
+
+
+# what a preload takes that ends or stops every program started here: an error; the rest a warning (the program runs,
+# without what it was given)
+PRELOAD_STOPS = ("a bare Python started with it", "armed an alarm", "cleared the environment")
+
+
+def _preload_takes(takes: tuple[str, ...], entries: str) -> list[Finding]:
+    """LD_PRELOAD entries no row knows whose constructor took something from a bare Python's process, seen against
+    the same start without them (probes/start_cost.py): CD116, what it took in words. An error where it stops every
+    program (no answer, an alarm armed, the environment cleared), else a warning."""
+    if not takes:
+        return []
+    made = finding("CD116", subject=entries, evidence="seen",
+                   proof=f"a bare Python started here with LD_PRELOAD, beside one started without {entries}: the "
+                         f"first {'; '.join(takes)}",
+                   limit=f"LD_PRELOAD={_shown(entries)} (no row of the data knows it) runs its constructor in every "
+                         f"process started here, before the program's first line, and it {'; '.join(takes)}",
+                   effect="every program started here (torch, JAX, their compilers, this doctor's own children) "
+                          "starts so", slow_preload=entries)
+    return [made if any(take.startswith(PRELOAD_STOPS) for take in takes) else replace(made, severity="warning")]
 
 
 def hook_preloaded_cudnn(report: Report) -> list[Finding]:
@@ -2220,20 +2288,23 @@ def context_refused(report: Report) -> list[Finding]:
     if view is None or not view.context or view.context == "ok" or not view.context_variables \
             or (view.context_without != "ok" and _cuda_answered(view.context_without)):
         return []  # refused without them too: another cause (a full GPU, a busy one) the other rules say
-    names = view.context_variables
+    names = view.context_blamed or view.context_variables
     one = names[0] if len(names) == 1 else None
+    without = view.context_without_unset or names
     said = (f"seen: CUDA refused it in a child started with this environment ({view.context}), as the first GPU call of "
-            f"torch, JAX or any CUDA program makes it, and made it in a child without {', '.join(names)}")
+            f"torch, JAX or any CUDA program makes it, and made it in a child without {', '.join(without)}")
     unproven = view.context_without != "ok"
     if unproven:  # the child started without them to tell gave no CUDA answer (it hung, crashed, said nothing)
         said = (f"seen: CUDA refused it in a child started with this environment ({view.context}), as the first GPU "
-                f"call of torch, JAX or any CUDA program makes it; the child started without {', '.join(names)}, "
-                f"to tell whether {'it is' if one else 'they are'} the cause, gave no answer of CUDA's "
+                f"call of torch, JAX or any CUDA program makes it; the child started without {', '.join(without)}, "
+                f"to tell whether {'it is' if len(without) == 1 else 'they are'} the cause, gave no answer of CUDA's "
                 f"({view.context_without or 'none'}); `cudnn-doctor check --deep` unsets "
-                f"{'it' if one else 'each alone'} and runs the frameworks, which tells")
+                f"{'it' if len(without) == 1 else 'each alone'} and runs the frameworks, which tells")
     effect = (f"CUDA refuses the first context on the first visible GPU ({view.context}), so every program's first GPU "
               "call fails here (torch: a CUDA error; JAX: no CUDA device)")
-    if one is not None:
+    if one is not None and len(without) > 1:
+        effect += f"; made in a child without {one} alone (each of {', '.join(without)} was left out alone): {one} is the cause"
+    elif one is not None:
         effect += f"; {one} is the one CUDA variable set here that no row of the data vouches for"
     else:
         effect += (f"; the CUDA variables set here that no row of the data vouches for are {', '.join(names)}: "
@@ -2250,7 +2321,7 @@ def _cuda_answered(said: str | None) -> bool:
     return said is not None and re.match(r"\w+: CUDA_ERROR_\w+", said) is not None
 
 
-RULES = (driver_library, nvml_library, visibility, torch_count, device_order, memory_held, limits, preloaded_cudnn, preloaded_cudnn_sublibrary, hook_preloaded_cudnn,
+RULES = (driver_library, nvml_library, visibility, torch_count, device_order, memory_held, limits, preloaded_cudnn, preloaded_cudnn_sublibrary, slow_preload, hook_preloaded_cudnn,
          loaded_sublibraries, observed_loads, settings, context_refused, jax_ptxas, environment_cure, preloaded_cuda,
          python_shadows, broken_cuda, cxx_runtime, python_refused, cpu_kernels, cuda_libraries)
 
@@ -2311,7 +2382,22 @@ def with_evidence(report: Report, findings: list[Finding],
         elif not explaining and not no_gpu:
             out.append(finding("CD415", subject=framework.name, framework=name, error=deep["error"][:600],
                                proof=said, explained_as=", ".join(sorted(codes)) or "nothing the doctor knows"))
-    return out
+    return _own_work_cure(report, out)
+
+
+def _own_work_cure(report: Report, out: list[Finding]) -> list[Finding]:
+    """--deep's bisection cured the frameworks by taking out only settings whose failure is of --deep's own work
+    (own_work_only: XLA's complete-AOT requirement beside a JAX cache that tuned the program's shapes, not the
+    doctor's): the cure proves it of that work alone, a warning (round eighteen's published GPU set on 35fb20f, H100:
+    the one --deep false error came from the cure after the setting's own finding was kept a warning)."""
+    cure = report.process.cured_by if report.process is not None else None
+    own = {str(f.subject) for f in out if f.values.get("own_work_only")}
+    if cure is None or not own or not cure.removed or not set(cure.removed) <= own:
+        return out
+    return [replace(f, severity="warning", proof=(
+        f"{f.proof}; proven of --deep's own convolution, whose shapes the cache never tuned: a program whose shapes "
+        "were tuned there runs")) if f.severity == "error" and f.subject == f"environment: {cure.kind}" else f
+        for f in out]
 
 
 def _of(f: Finding, framework: str, display: str) -> bool:
@@ -2335,7 +2421,9 @@ def _failure_text(deep: dict[str, Any]) -> str:
     return "\n".join([str(deep.get("error") or ""), *frames, *files])
 
 
-_VARIABLE = re.compile(r"[A-Z][A-Z0-9_]{3,}")
+@functools.cache
+def _variable_pattern() -> re.Pattern[str]:
+    return re.compile(r"[A-Z][A-Z0-9_]{3,}")
 
 
 def _named_by(f: Finding, text: str) -> bool:
@@ -2346,7 +2434,7 @@ def _named_by(f: Finding, text: str) -> bool:
     subject = str(f.subject)
     if subject.startswith(os.sep) and len(subject) > 4:  # the file, the module's file, or a file under the folder
         return any(re.search(re.escape(subject + end) + r"(?![\w.-])", text) for end in ("", ".py", os.sep))
-    if f.code.startswith("CD41") and _VARIABLE.fullmatch(subject):
+    if f.code.startswith("CD41") and _variable_pattern().fullmatch(subject):
         return re.search(r"(?<![A-Za-z0-9_])" + re.escape(subject) + r"(?![A-Za-z0-9_])", text) is not None
     return False
 

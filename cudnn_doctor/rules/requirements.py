@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import re
-from dataclasses import dataclass
 
 from cudnn_doctor.codes import finding
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.model import Finding, Report
+from cudnn_doctor.records import record
 from cudnn_doctor.specifiers import InvalidSpecifier, Specifiers
 
 STACK_SUBJECTS = {
@@ -33,11 +34,20 @@ def subjects() -> dict[str, str]:
     """What --require can name, and the code of its finding when unmet."""
     return {**STACK_SUBJECTS, **dict.fromkeys(framework_subjects(), FRAMEWORK_CODE)}
 HEALTH_SUBJECTS = ("gpu-healthy", "no-ecc-errors", "pcie")
-PCIE = re.compile(r"^>=(\d{1,2})(?:x(\d{1,2}))?$")  # pcie>=4x16: generation 4 possible, 16 lanes now
-SPEC = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_-]*)\s*((?:[<>=!~]=?|===)\s*[^\s].*)?$")
 
 
-@dataclass(frozen=True)
+@functools.cache
+def pcie_pattern() -> re.Pattern[str]:
+    # pcie>=4x16: generation 4 possible, 16 lanes now
+    return re.compile(r"^>=(\d{1,2})(?:x(\d{1,2}))?$")
+
+
+@functools.cache
+def spec_pattern() -> re.Pattern[str]:
+    return re.compile(r"^\s*([A-Za-z][A-Za-z0-9_-]*)\s*((?:[<>=!~]=?|===)\s*[^\s].*)?$")
+
+
+@record(frozen=True)
 class Requirement:
     """One --require, parsed: its subject and version specifier."""
 
@@ -55,7 +65,7 @@ class Requirement:
 
 def parse_requirement(text: str) -> Requirement:
     """"cudnn>=9.1" -> Requirement; a bad one is a usage error (exit 2)."""
-    match = SPEC.match(text)
+    match = spec_pattern().match(text)
     subject = match.group(1).lower() if match else ""
     if not match or subject not in subjects():
         raise DoctorError(f"--require {text!r}: not a requirement I understand",
@@ -63,7 +73,7 @@ def parse_requirement(text: str) -> Requirement:
                               "e.g. --require 'cudnn>=9.1'", code="CD001")
     specifier = (match.group(2) or "").replace(" ", "")
     if subject in HEALTH_SUBJECTS:
-        if (subject == "pcie") != bool(specifier) or (subject == "pcie" and not PCIE.match(specifier)):
+        if (subject == "pcie") != bool(specifier) or (subject == "pcie" and not pcie_pattern().match(specifier)):
             raise DoctorError(f"--require {text!r}: not a requirement I understand",
                               fix="--require gpu-healthy, --require no-ecc-errors, or --require 'pcie>=4x16' "
                                   "(PCIe generation 4 possible, 16 lanes now)", code="CD001")
@@ -114,7 +124,7 @@ def _health_problems(report: Report, requirement: Requirement) -> list[str]:
     if requirement.subject == "no-ecc-errors":
         problems = health.ecc_errors(report) + [f for f in health.memory_repair(report)]
         return unread + [f"{f.subject}: {f.title}" for f in problems]
-    match = PCIE.match(requirement.specifier)
+    match = pcie_pattern().match(requirement.specifier)
     assert match is not None
     generation, width = int(match.group(1)), int(match.group(2) or 0)
     out = []

