@@ -282,6 +282,28 @@ def test_a_refused_first_context_stays_said_when_the_child_made_without_the_vari
     assert "--deep" in made["proof"], made["proof"]
 
 
+@linux_only
+@pytest.mark.integration
+def test_a_context_refused_among_many_cuda_variables_is_told_in_a_few_children(machine: Machine,
+                                                                                tmp_path: Path) -> None:
+    """CUDA refused the first context with 40 CUDA variables no row vouches for set, one of them the cause: the
+    context is made again without each alone only for a few (MAX_CONTEXT_ALONE); past that, the one is found by
+    halving, a child a step (before: a child for each, side by side: 2,000 variables took check past a minute).
+    The one is still named."""
+    from tests.test_process_env import gpu_machine
+
+    gpu_machine(machine, tmp_path, gpus=1)
+    counted = tmp_path / "children"
+    machine.env.update({f"CUDA_R23_{n}": "1" for n in range(40)})
+    machine.env.update({"CUDA_FAKE_CONTEXT_LIMIT": "500", "R23_MODE": f"count:{counted}",
+                        "LD_PRELOAD": str(_redteam().redo_library(tmp_path / "hostile"))})
+    report = machine.check_json()
+    assert report["process"]["context_blamed"] == ["CUDA_FAKE_CONTEXT_LIMIT"], report["process"]["context_blamed"]
+    [made] = [f for f in report["findings"] if f["code"] == "CD416"]
+    assert made["subject"] == "CUDA_FAKE_CONTEXT_LIMIT" and made["severity"] == "error", made
+    assert len(counted.read_bytes()) < 25, len(counted.read_bytes())  # 41 tries alone + the others before
+
+
 # --- a sample of the red-team in CI -------------------------------------------------------------------------------------
 
 SAMPLED = ("errata", "XLA path flags", "explain stdin", "JAX cache entries", "first context")  # a second or two a case
