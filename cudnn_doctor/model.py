@@ -641,6 +641,9 @@ class XlaCompiler:
     ptxas_version: str | None = None
     path_ptxas_used: bool = False  # the ptxas XLA uses is the first one on PATH (what probes/ptxas.py asked)
     nvlink: str | None = None  # the nvlink XLA would find (needed only for parallel compilation)
+    # where parallel compilation is asked: the nvlink files XLA looks at, in its order, each asked `--version` as XLA
+    # asks it, up to the one it takes (verdict "used") or waits on for ever ("hangs")
+    nvlink_candidates: tuple[CompilerCandidate, ...] = ()
     parallel: bool = False  # XLA_FLAGS asks for parallel compilation (xla_gpu_enable_llvm_module_compilation_parallelism)
     driver_fallback: bool = False  # XLA_FLAGS lets the driver compile where no ptxas is found
     libdevice_dir: str | None = None  # the first root holding nvvm/libdevice: where XLA takes libdevice.10.bc from

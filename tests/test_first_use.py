@@ -242,6 +242,42 @@ def test_parallel_compilation_without_nvlink_is_a_warning(machine: Machine, tmp_
     assert not first_use_findings(machine.check_json())
 
 
+def test_parallel_compilation_asks_each_nvlink_its_version_as_xla_does(machine: Machine, tmp_path: Path) -> None:
+    """With parallel compilation asked, XLA finds nvlink as it finds ptxas and runs its `--version`, reading the answer
+    to its end (nvptx_compiler.cc UseNvlink / GetNvLinkVersion): the doctor asks each nvlink in that order, as it
+    asks ptxas. One that answers is the one taken (nothing said); one that prints no version is passed over, as XLA
+    passes it (the warning names it); one whose `--version` never ends is where JAX's first parallel compilation
+    would wait (a warning naming it), and check itself still ends. Before, nvlink was only looked at (a file that is
+    executable), never asked: a hanging one was 'the nvlink XLA would find'. Without the flag none is run."""
+    jax_cu12(machine, tmp_path)
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    nvlink = tools / "nvlink"
+    marker = tmp_path / "asked"
+    machine.env["PATH"] = f"{tools}{os.pathsep}{machine.env.get('PATH', '/usr/bin:/bin')}"
+    nvlink.write_text(f"#!/bin/sh\necho x >> {marker}\necho 'nvlink: NVIDIA (R) Cuda linker'\n"
+                      "echo 'Cuda compilation tools, release 12.6, V12.6.85'\n")
+    nvlink.chmod(0o755)
+    report = machine.check_json()
+    assert not marker.exists() and xla_of(report)["nvlink_candidates"] == [], xla_of(report)  # not asked: no flag
+    machine.env["XLA_FLAGS"] = "--xla_gpu_enable_llvm_module_compilation_parallelism=true"
+    report = machine.check_json()
+    assert marker.exists() and xla_of(report)["nvlink"] == str(nvlink), xla_of(report)
+    assert [c["verdict"] for c in xla_of(report)["nvlink_candidates"]] == ["used"]
+    assert not of_kind(report, "nvlink")
+    nvlink.write_text("#!/bin/sh\necho 'no version here'\n")
+    report = machine.check_json()
+    assert xla_of(report)["nvlink"] is None and xla_of(report)["nvlink_candidates"][0]["verdict"] == "no version"
+    [said] = of_kind(report, "nvlink")
+    assert said["severity"] == "warning" and str(nvlink) in said["proof"], said
+    nvlink.write_text("#!/bin/sh\nexec sleep 60\n")
+    machine.env["CUDNN_DOCTOR_HELPER_TIMEOUT"] = "1"
+    report = machine.check_json()
+    assert xla_of(report)["nvlink_candidates"][-1]["verdict"] == "hangs", xla_of(report)
+    [said] = of_kind(report, "nvlink")
+    assert said["severity"] == "warning" and said["subject"] == str(nvlink) and "hang" in said["detail"], said
+
+
 def test_a_ptxas_too_old_for_the_gpu_in_the_wheel_is_a_warning(machine: Machine, tmp_path: Path) -> None:
     """The ptxas XLA takes from JAX's data folder knows no PTX ISA of this GPU's target (a CUDA 11.8 one, sm_90a
     needs PTX 8.0): read, a warning (the PATH case, seen on an H100, stays rules/process_env's error)."""

@@ -158,3 +158,16 @@ def test_a_record_cut_short_at_any_byte_is_said_to_be_cut(archive: Path, tmp_pat
     manifest.write_bytes(whole.replace(b":", b";", 1))
     code, data, _ = run_json(["uninstall", "--prefix", str(prefix), "--yes"], env)
     assert code == 2 and data["findings"][0]["code"] == "CD509" and "cut short" not in data["result"]["error"], data
+
+
+def test_an_install_over_a_record_cut_short_is_refused_before_anything_moves(archive: Path, tmp_path: Path) -> None:
+    """An earlier install's record cut short: a second install over it backed up that install's files under a new
+    record while the user's own files stayed in a backup only the unreadable record names (nothing could restore
+    them). Refused now as uninstall refuses it (CD509, exit 2), the prefix as it was."""
+    prefix, env, _ = installed_beside_a_users_file(archive, tmp_path)
+    [manifest] = (prefix / ".cudnn-doctor").glob("manifest-*.json")
+    manifest.write_bytes(manifest.read_bytes()[:300])
+    before = sorted(str(p.relative_to(prefix)) for p in prefix.rglob("*"))
+    code, data, _ = install(archive, prefix, env)
+    assert code == 2 and data["findings"][0]["code"] == "CD509" and "cut short" in data["result"]["error"], data
+    assert sorted(str(p.relative_to(prefix)) for p in prefix.rglob("*")) == before

@@ -79,6 +79,9 @@ def test_the_real_memory_profiler_is_asked_and_the_check_ends(machine: Machine, 
     report = machine.check_json()
     assert report["process"]["preload_start"][0] == MEMUSAGE
     assert report["process"]["preload_start"][1] >= 0
+    # its SIGPROF timer (MEMUSAGE_OUTPUT) is no signal a program loses: nothing taken, nothing said
+    assert report["process"]["preload_takes"] == [], report["process"]["preload_takes"]
+    assert not [f for f in report["findings"] if f["subject"] == MEMUSAGE], report["findings"]
 
 
 def test_no_preload_no_question() -> None:
@@ -147,3 +150,15 @@ def test_the_doctors_children_the_preload_slowed_are_its_finding_not_the_librari
     hung = [f for f in report["findings"] if "it hangs while loading" in f["detail"]]
     assert not hung, [(f["code"], f["detail"][:160]) for f in hung]
     assert not [f for f in report["findings"] if f["severity"] == "error"], report["findings"]
+
+
+def test_an_audit_library_is_asked_as_a_preload_is(machine: Machine) -> None:
+    """LD_AUDIT's libraries are loaded into every process before the program as LD_PRELOAD's are (rtld-audit(7)), and
+    no row of the data knows any: the same two starts, without LD_AUDIT for the second; the plan unsets it."""
+    audit = compile_library("slow_preload.c", "libslowaudit900.so", defines={"SLOW_MS": 900}, also=("audit_version.c",))
+    machine.env["LD_AUDIT"] = str(audit)
+    report = machine.check_json()
+    [said] = [f for f in report["findings"] if f["code"] == "CD412" and f["values"].get("variable") == "LD_AUDIT"]
+    assert said["evidence"] == "seen" and said["subject"] == str(audit), said
+    assert "with LD_AUDIT took" in said["proof"] and "unset LD_AUDIT" in said["fix"], said
+    assert "LD_PRELOAD" not in said["fix"], said["fix"]

@@ -133,6 +133,9 @@ def _stage_and_apply(options: InstallOptions, ui: Ui, ctx: SearchContext, layout
     _refuse_from_name(prefix, layout, source, options, report)
     notes = list(recovered)
     records = installed_records(prefix)  # what the plan sees; another run's install since then is CD510
+    if records:  # an earlier install's record unreadable (cut short, damaged): refused as uninstall refuses it, before
+        from cudnn_doctor.install.manifest import read_records  # anything moves, where installing over it would
+        read_records(prefix)  # back up that install's files under a record whose own backups nothing could restore
     shown = None
     if not options.yes and zipfile.is_zipfile(source.path or ""):
         # a wheel or zip is listed in a moment (its directory, each library's ELF header): the plan and the

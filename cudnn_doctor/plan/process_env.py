@@ -420,10 +420,17 @@ def _preload_out(work: Any, finding: Finding) -> bool:
     if not slow:
         return False
     view = work.report.process
-    kept = [entry for entry in (view.preload if view is not None else ()) if entry not in slow.split(" ")]
-    change = EnvChange("LD_PRELOAD", "set", " ".join(kept)) if kept else EnvChange("LD_PRELOAD", "unset", "")
-    work.take([finding], Action(ENV, (), f"{slow} out of LD_PRELOAD: programs then start without it (preload it for "
-                                         "the one program you use it with)", LOADER_SOURCE, env=(change,)))
+    preloaded = view.preload if view is not None else ()
+    entries = slow.split(" ")
+    changes = []
+    if any(entry in preloaded for entry in entries):
+        kept = [entry for entry in preloaded if entry not in entries]
+        changes.append(EnvChange("LD_PRELOAD", "set", " ".join(kept)) if kept else EnvChange("LD_PRELOAD", "unset", ""))
+    if any(entry not in preloaded for entry in entries):  # an audit library (LD_AUDIT): no row knows any
+        changes.append(EnvChange("LD_AUDIT", "unset", ""))
+    where = " and ".join(change.variable for change in changes)
+    work.take([finding], Action(ENV, (), f"{slow} out of {where}: programs then start without it (load it for the one "
+                                         "program you use it with)", LOADER_SOURCE, env=tuple(changes)))
     return True
 
 

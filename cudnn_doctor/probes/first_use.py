@@ -160,12 +160,28 @@ class XlaCompilerSearch:
                                                                                 .split("/")))), None)
         libdevice_dir = os.path.join(folder, *_data()["xla_libdevice"]["folder"].split("/")) if folder else None
         libdevice = os.path.join(libdevice_dir, _data()["xla_libdevice"]["file"]) if libdevice_dir else None
+        parallel = (xla_flag(flags, row["parallel_flag"]) or "false").lower() in ("true", "1")
         nvlink = next((os.path.join(os.path.dirname(path), "nvlink") for path, _how in places
                        if not _looks(os.path.join(os.path.dirname(path), "nvlink"))), None)
+        # where parallel compilation is asked, XLA finds nvlink as it finds ptxas and runs its `--version`
+        # (compat/first_use.toml [xla_nvlink]): each nvlink in that order is asked it here, in the same batch
+        self.nvlink_asked: list[tuple[str, str]] = []
+        self.nvlink_before: list[CompilerCandidate] = []
+        if parallel:
+            for path, how in dict.fromkeys((os.path.join(os.path.dirname(p), "nvlink"), h) for p, h in places):
+                why = _looks(path)
+                if why == "missing":
+                    continue
+                if why:
+                    self.nvlink_before.append(CompilerCandidate(path, how, "did not run" if "built for" in why or
+                                                                "not a file" in why else "not executable", why))
+                    continue
+                if len(self.nvlink_asked) < MAX_ASKED:
+                    self.nvlink_asked.append((path, how))
         self.view = XlaCompiler(
             framework="jax", data_dir=here(data_dir), data_dir_from=data_from, flag_data_dir=flag_dir,
             places=len(places), nvlink=nvlink,
-            parallel=(xla_flag(flags, row["parallel_flag"]) or "false").lower() in ("true", "1"),
+            parallel=parallel,
             driver_fallback=(xla_flag(flags, row["driver_fallback_flag"]) or "false").lower() in ("true", "1"),
             libdevice_dir=libdevice_dir, libdevice=libdevice if libdevice and os.path.isfile(libdevice) else None,
             libdevice_unusable=_unusable(libdevice), roots=tuple(library_roots))
@@ -199,6 +215,9 @@ class XlaCompilerSearch:
             # as XLA starts it (tsl::SubProcess, posix_spawnp, compat/first_use.toml [xla_ptxas] `start`): the file
             # itself, in this environment; one without '#!' that is no ELF fails to start (ENOEXEC), as in XLA
             requests.append(helper_request((path, "--version"), env, f"{path} --version", seconds))
+        self.ptxas_requests = len(requests)
+        requests += [helper_request((path, "--version"), env, f"{path} --version", seconds)
+                     for path, _how in self.nvlink_asked]
         if requests:
             self.batch = ChildBatch(requests, deadline=deadline_in(seconds))
 
@@ -224,7 +243,8 @@ class XlaCompilerSearch:
         if self.view is None:
             return None
         row = _data()["xla_ptxas"]
-        answers = self.batch.answers() if self.batch is not None else []
+        every = self.batch.answers() if self.batch is not None else []
+        answers, nvlink_answers = every[:self.ptxas_requests], every[self.ptxas_requests:]
         judged: dict[str, CompilerCandidate] = {c.path: c for c in self.before}
         for (path, how), answer in zip(self.asked, answers, strict=False):
             judged[path] = _judged(path, how, answer, row)
@@ -244,10 +264,31 @@ class XlaCompilerSearch:
                 break
             if candidate.verdict == "hangs":  # XLA waits there: it never looks further
                 break
+        nvlinks = self._nvlinks(nvlink_answers)
+        linker = next((c for c in nvlinks if c.verdict == "used"), None)
         return dataclasses.replace(
-            self.view, ptxas=tuple(looked), ptxas_used=used.path if used else None,
+            self.view, nvlink_candidates=nvlinks, nvlink=linker.path if linker else None if nvlinks else self.view.nvlink,
+            ptxas=tuple(looked), ptxas_used=used.path if used else None,
             ptxas_version=used.version if used else None,
             path_ptxas_used=bool(used and path_ptxas and os.path.realpath(used.path) == os.path.realpath(path_ptxas)))
+
+
+    def _nvlinks(self, answers: list[Any]) -> tuple[CompilerCandidate, ...]:
+        """The nvlink files XLA looks at, in its order, up to the one whose `--version` it takes (any version: XLA
+        compares none for nvlink) or one it would wait on for ever."""
+        row = {**_data()["xla_ptxas"], **_data()["xla_nvlink"]}
+        judged = {c.path: c for c in self.nvlink_before}
+        for (path, how), answer in zip(self.nvlink_asked, answers, strict=False):
+            judged[path] = _judged(path, how, answer, row)
+        looked: list[CompilerCandidate] = []
+        for path, _how in dict.fromkeys((os.path.join(os.path.dirname(p), "nvlink"), h) for p, h in self.order):
+            candidate = judged.get(path)
+            if candidate is None or candidate in looked:
+                continue
+            looked.append(candidate)
+            if candidate.verdict in ("used", "hangs"):
+                break
+        return tuple(looked)
 
 
 def _hang_words(answer: Any, row: dict[str, Any]) -> str:

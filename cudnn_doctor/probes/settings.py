@@ -212,7 +212,23 @@ def xla_path_problems(value: str, jax_cache: str | None = None) -> list[tuple[st
             problem = _results_version(path, int(row["version"]))
         if problem is not None:
             found.append((name, problem))
+    for name, path in given.items():  # a flag no row knows, naming a file that is there: XLA opens it, unread here
+        if name not in data and path and os.path.isabs(path) and _regular(path):
+            found.append((name, f"--{name} names {path}, a file that is there, which XLA opens as it compiles; no row "
+                                "of the data knows that flag's file, so the doctor has no reader for it (`cudnn-doctor "
+                                "check --deep` compiles JAX's first work here with it, which proves what XLA makes of "
+                                "it)"))
     return found
+
+
+def _regular(path: str) -> bool:
+    """PATH is a regular file (its link followed), never opened: a FIFO, a device or a folder is not one."""
+    import stat
+
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 def _holds_files(folder: str) -> bool:

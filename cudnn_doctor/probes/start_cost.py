@@ -117,17 +117,24 @@ def unvouched_preloads(env: dict[str, str]) -> tuple[str, ...]:
                  and not os.path.basename(entry).startswith(runtimes))
 
 
+def audit_entries(env: dict[str, str]) -> tuple[str, ...]:
+    """LD_AUDIT's entries (ld.so(8): a colon-separated list of audit libraries, each loaded into every process before
+    the program, as LD_PRELOAD's are, its constructor run there): no row of the data knows any."""
+    return tuple(part for part in env.get("LD_AUDIT", "").split(":") if part)
+
+
 class PreloadStartCost:
-    """The two bare starts, begun now; result() waits for them. Nothing is started where no entry is unvouched."""
+    """The two bare starts, begun now; result() waits for them: one with LD_PRELOAD and LD_AUDIT as set, one without
+    the entries no row knows (LD_AUDIT's all). Nothing is started where no entry is unvouched."""
 
     def __init__(self, env: dict[str, str]) -> None:
         self.batch: ChildBatch | None = None
         self.seconds = DEADLINE_S
-        self.entries = unvouched_preloads(env)
+        self.entries = unvouched_preloads(env) + audit_entries(env)
         if not self.entries:
             return
         kept = [entry for entry in preload_entries(env) if entry not in self.entries]
-        without = {key: value for key, value in env.items() if key != "LD_PRELOAD"}
+        without = {key: value for key, value in env.items() if key not in ("LD_PRELOAD", "LD_AUDIT")}
         if kept:
             without["LD_PRELOAD"] = " ".join(kept)
         argv, self.seconds = (own_python(), *START), deadline_s()

@@ -33,11 +33,12 @@ def _kernel_ran(report: Report) -> bool:
                for f in report.frameworks)
 
 
-def _candidates(xla: XlaCompiler) -> str:
-    if not xla.ptxas:
-        return "none of them holds a ptxas"
-    shown = [f"{c.path} ({c.how}): {c.verdict}" + (f", {c.said}" if c.said else "") for c in xla.ptxas[:SHOWN]]
-    more = f"; and {len(xla.ptxas) - SHOWN} more" if len(xla.ptxas) > SHOWN else ""
+def _candidates(xla: XlaCompiler, tool: str = "ptxas") -> str:
+    looked = xla.nvlink_candidates if tool == "nvlink" else xla.ptxas
+    if not looked:
+        return f"none of them holds a{'n' if tool == 'nvlink' else ''} {tool}"
+    shown = [f"{c.path} ({c.how}): {c.verdict}" + (f", {c.said}" if c.said else "") for c in looked[:SHOWN]]
+    more = f"; and {len(looked) - SHOWN} more" if len(looked) > SHOWN else ""
     return "; ".join(shown) + more
 
 
@@ -86,12 +87,27 @@ def xla_ptxas(report: Report) -> list[Finding]:
                     f"(its first operation) fails: 'Couldn't find a suitable version of ptxas' / 'No PTX compilation "
                     f"provider is available'. {PROVE_JAX}."),
             kind="ptxas", framework="jax", fix_folder=xla.data_dir)]
+    linker = xla.nvlink_candidates[-1] if xla.nvlink_candidates else None
+    if xla.parallel and linker is not None and linker.verdict == "hangs":
+        nvlink_row = _data()["xla_nvlink"]
+        return [_made(
+            "CD208", linker.path, refs=(nvlink_row["source"], row["start_source"]), evidence="read", proof=(
+                f"XLA_FLAGS asks {row['parallel_flag']}; XLA's search for nvlink, in its order: "
+                f"{_candidates(xla, 'nvlink')}; each run here as XLA runs it (`nvlink --version`, its output read to "
+                f"the end), nothing linked: {PROVE_JAX}"),
+            detail=(f"XLA_FLAGS asks for parallel compilation (--{row['parallel_flag']}), for which XLA runs the "
+                    f"first nvlink it finds with `--version` and reads the answer to its end. {linker.path} "
+                    f"({linker.how}): {linker.said}. Move it off the path XLA searches, or mend it so that its "
+                    f"`--version` ends; {PROVE_JAX}."),
+            kind="nvlink", framework="jax")]
     if xla.parallel and not xla.nvlink:
         return [_made(
             "CD208", xla.ptxas_used, refs=refs, evidence="read",
-            proof=f"XLA_FLAGS asks {row['parallel_flag']}; no nvlink beside any ptxas XLA looks at; {PROVE_JAX}",
+            proof=(f"XLA_FLAGS asks {row['parallel_flag']}; no nvlink XLA takes beside any ptxas it looks at "
+                   f"({_candidates(xla, 'nvlink')}); {PROVE_JAX}"),
             detail=(f"XLA_FLAGS asks for parallel compilation (--{row['parallel_flag']}), which XLA links with nvlink "
                     f"(or the driver under --{row['driver_fallback_flag']}), and no place XLA looks holds an nvlink "
+                    f"whose `--version` answers "
                     f"(it uses {xla.ptxas_used}): JAX's first compilation fails ('Parallel compilation was requested, "
                     f"but no available compilation provider supports it'). {PROVE_JAX}."),
             kind="nvlink", framework="jax")]

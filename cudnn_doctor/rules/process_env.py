@@ -517,18 +517,28 @@ def slow_preload(report: Report) -> list[Finding]:
     if view is None or view.preload_start is None:
         return []
     entries, took, bare, seconds = view.preload_start
-    findings = _preload_takes(view.preload_takes, entries)
+    findings = _preload_takes(view.preload_takes, entries, loader_variables(view, entries))
     if took >= 0 and (took - bare < SLOW_START_MS or took < SLOW_START_TIMES * bare):
         return findings
     with_them = f"more than {seconds:g} s (cut off there)" if took < 0 else f"{took / 1000:.2f} s"
-    proof = (f"a bare Python (`python -I -S -c pass`) started here with LD_PRELOAD took {with_them}, and "
+    variable = loader_variables(view, entries)
+    proof = (f"a bare Python (`python -I -S`) started here with {variable} took {with_them}, and "
              f"{bare / 1000:.2f} s without {entries}, side by side")
     effect = (f"{entries} is loaded into every process started here and no row of the data knows it; a bare Python's "
               f"start took {with_them} with it and {bare / 1000:.2f} s without it, so every program here (torch, JAX, "
               "their compilers, and this doctor's own children) starts that much slower, and a long run may go past "
               "the time a job or harness allows it")
-    return [*findings, finding("CD412", subject=entries, evidence="seen", proof=proof, variable="LD_PRELOAD",
+    return [*findings, finding("CD412", subject=entries, evidence="seen", proof=proof, variable=variable,
                                value=_shown(entries), effect=effect, slow_preload=entries)]
+
+
+def loader_variables(view: ProcessView, entries: str) -> str:
+    """Which of the loader's variables brought ENTRIES (' '-joined): LD_PRELOAD for those among its entries, LD_AUDIT
+    for the others (probes/start_cost.py asks both)."""
+    names = entries.split(" ")
+    found = (["LD_PRELOAD"] if any(name in view.preload for name in names) else []) + (
+        ["LD_AUDIT"] if any(name not in view.preload for name in names) else [])
+    return " and ".join(found) or "LD_PRELOAD"
 
 
 def slowed_by_preload(report: Report, findings: list[Finding]) -> list[Finding]:
@@ -556,16 +566,16 @@ def slowed_by_preload(report: Report, findings: list[Finding]) -> list[Finding]:
 PRELOAD_STOPS = ("a bare Python started with it", "armed an alarm", "cleared the environment")
 
 
-def _preload_takes(takes: tuple[str, ...], entries: str) -> list[Finding]:
+def _preload_takes(takes: tuple[str, ...], entries: str, variable: str) -> list[Finding]:
     """LD_PRELOAD entries no row knows whose constructor took something from a bare Python's process, seen against
     the same start without them (probes/start_cost.py): CD116, what it took in words. An error where it stops every
     program (no answer, an alarm armed, the environment cleared), else a warning."""
     if not takes:
         return []
     made = finding("CD116", subject=entries, evidence="seen",
-                   proof=f"a bare Python started here with LD_PRELOAD, beside one started without {entries}: the "
+                   proof=f"a bare Python started here with {variable}, beside one started without {entries}: the "
                          f"first {'; '.join(takes)}",
-                   limit=f"LD_PRELOAD={_shown(entries)} (no row of the data knows it) runs its constructor in every "
+                   limit=f"{variable}: {_shown(entries)} (no row of the data knows it) runs its constructor in every "
                          f"process started here, before the program's first line, and it {'; '.join(takes)}",
                    effect="every program started here (torch, JAX, their compilers, this doctor's own children) "
                           "starts so", slow_preload=entries)
@@ -857,6 +867,11 @@ def _judge_variable(report: Report, view: ProcessView, known: dict[str, dict[str
                                     variable=variable, value=value, why=why["why"],
                                     framework=_display(row["framework"]), consequence=row["refusal"],
                                     effect=row["effect"], fix_value=None))
+        elif kind == "xla path" and why["flag"] not in environment.xla_path_flags():  # a file no row knows XLA opens
+            made = finding("CD411", subject=variable, refs=(row["source"],), evidence="read", variable=variable,
+                           value=value, why=why["why"], framework=_display(row["framework"]),
+                           consequence="may refuse what it finds there", effect=row["effect"], fix_value=why["kept"])
+            findings.append(replace(made, severity="warning"))
         elif kind == "xla path":  # XLA's GPU compiler, from its source: a warning --deep's convolution proves
             flag = environment.xla_path_flags()[why["flag"]]
             made = finding("CD411", subject=variable, refs=(flag["source"],), evidence="read", variable=variable,
@@ -1013,7 +1028,7 @@ def _family_setting(report: Report, view: ProcessView, variable: str, value: str
         return []
     name = _display(family["framework"])
     if answer is None:
-        return _misspelt(variable, value, family, name)
+        return _misspelt(variable, value, family, name) or _unasked(variable, value, family, name)
     if answer.kind == "unknown":
         return [finding("CD418", subject=variable, refs=(family["source"],), variable=variable, value=_shown(value),
                         why=f"{name} reads no variable of this name (no file of the installed {name} names it: "
@@ -1130,6 +1145,25 @@ def _misspelt(variable: str, value: str, family: dict[str, Any], name: str) -> l
 
 
 MISSPELT = 0.9  # difflib's ratio: a letter or two off a documented name of 20 characters
+# the readers whose variables are read inside their own libraries, where no cheap question reaches them: cuDNN (and
+# its frontend, compiled into torch and XLA). CUDA's own family is asked instead (a first context is made:
+# knowledge.environment.read_at_context); the frameworks' families are asked of their files (names_from) or left alone,
+# as cuBLAS's are (its emulation and debugging switches, read only where used: tests/test_settings_when_used.py SILENT)
+UNASKED_READERS = ("cudnn",)
+
+
+def _unasked(variable: str, value: str, family: dict[str, Any], name: str) -> list[Finding]:
+    """A variable of cuDNN's own family that no row knows and no file answered for: a warning that names its reader
+    and says --deep proves it (CD416's class, as --deep's cure would name it). Nothing for other readers."""
+    if family["framework"] not in UNASKED_READERS or family.get("names_from"):
+        return []
+    effect = (f"no row of the data knows this variable of cuDNN's ({family['prefix']}*), and cuDNN reads its settings "
+              "inside its libraries and its frontend, compiled into torch and XLA, which the doctor cannot ask cheaply: "
+              "what it does to the GPU work of every program that loads cuDNN here is not known" + DEEP_PROVES)
+    made = finding(environment.cure_code(variable), subject=variable, refs=(family["source"],), evidence="read",
+                   variable=variable, value=_shown(value), effect=effect, why=effect, framework=name,
+                   consequence="", fix_value=None)
+    return [replace(made, severity="warning")]
 
 
 def _in_package(path: str) -> str:
