@@ -369,6 +369,8 @@ ERRATA: dict[str, Callable[[Path], None]] = {
     "a rule nested 10^5 deep": lambda p: p.write_bytes(b'{"rules": [{"operation": "ConvFwd", "engine": 1, "knob": ' +
                                                        b"[" * 100000 + b"]" * 100000 + b"}]}"),
     "objects nested 10^5 deep": lambda p: p.write_bytes(b'{"a":' * 100000 + b"1" + b"}" * 100000),
+    "16 MB of brackets, never all closed": lambda p: p.write_bytes(b'{"rules": ' + b"[" * (8 << 20) +
+                                                                   b"]" * ((8 << 20) - 100) + b"}"),
     "16 MB of one string": lambda p: p.write_bytes(b'{"rules": [], "x": "' + b"s" * (16 << 20) + b'"}'),
     "120,000 rules": lambda p: p.write_bytes(b'{"rules": [' + b",".join(
         [b'{"operation":"ConvFwd","engine":1,"knob":[],"cudnn_version_start":8000,"cudnn_version_end":-1}'] *
@@ -430,10 +432,8 @@ REDO_C = r"""
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-static int is_redo(void) {
-    /* a job child started without the variable that had the context refused: the probe made again */
+static int is_job_child(void) {
     char buffer[8192];
-    if (!getenv("R23_MODE") || getenv("CUDA_FAKE_CONTEXT_LIMIT")) return 0;
     int fd = open("/proc/self/cmdline", O_RDONLY);
     if (fd < 0) return 0;
     ssize_t got = read(fd, buffer, sizeof buffer - 1);
@@ -442,9 +442,19 @@ static int is_redo(void) {
         if (memcmp(buffer + i, "_job_child.py", 13) == 0) return 1;
     return 0;
 }
+static int is_redo(void) {
+    /* a job child started without the variable that had the context refused: the probe made again */
+    if (!getenv("R23_MODE") || getenv("CUDA_FAKE_CONTEXT_LIMIT")) return 0;
+    return is_job_child();
+}
 __attribute__((constructor)) static void at_load(void) {
-    if (!is_redo()) return;
     const char *mode = getenv("R23_MODE");
+    if (mode && !strncmp(mode, "count:", 6) && is_job_child()) {  /* every job child counted, a byte each */
+        int fd = open(mode + 6, O_WRONLY | O_APPEND | O_CREAT, 0644);
+        if (fd >= 0) { (void)!write(fd, "x", 1); close(fd); }
+        return;
+    }
+    if (!is_redo()) return;
     if (!strcmp(mode, "hang")) for (;;) pause();
     if (!strcmp(mode, "daemon")) { if (fork() == 0) { setsid(); sleep(600); _exit(0); } return; }
     if (!strcmp(mode, "garbage")) {

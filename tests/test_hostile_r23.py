@@ -118,6 +118,29 @@ def test_a_whole_entry_whose_last_bytes_inflate_past_a_mib_is_not_cut(tmp_path: 
     assert said is not None and said.startswith("3 of its cache entries"), said
 
 
+@linux_only
+def test_a_settings_file_that_became_a_fifo_after_it_was_asked_of_holds_nothing(tmp_path: Path) -> None:
+    """The readers of the files settings name (the errata sheet, XLA's kernel cache and results, JAX's cache entries)
+    ask the path's kind, then open it: a path made a FIFO in between (a user's process replacing it), or a kernel file
+    that waits for what it gives, held the doctor forever on the open. Now it is opened without blocking and answers
+    at once (the race is made here by taking every path for a regular file)."""
+    import os
+
+    fifo = tmp_path / "kernel-cache.bin"
+    os.mkfifo(fifo)
+    program = ("import stat, sys; stat.S_ISREG = lambda mode: True\n"
+               "from cudnn_doctor.probes import settings\n"
+               f"print(settings._read({str(fifo)!r}, 512))\n")
+    import subprocess
+
+    try:
+        done = subprocess.run([sys.executable, "-c", program], cwd=str(ROOT), capture_output=True, text=True,
+                              timeout=5, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
+    except subprocess.TimeoutExpired:
+        pytest.fail("the read of a FIFO taken for a file blocked")
+    assert done.returncode == 0 and done.stdout.strip() in ("b''", "None"), done
+
+
 # --- the errata sheet read as the cuDNN frontend's parser reads it ------------------------------------------------
 
 def test_an_errata_sheet_nested_past_pythons_parser_is_read_as_the_frontend_reads_it(tmp_path: Path) -> None:
@@ -136,6 +159,22 @@ def test_an_errata_sheet_nested_past_pythons_parser_is_read_as_the_frontend_read
     sheet.write_bytes(b'{"rules": [' + b"[" * 100000 + b"]" * 99999 + b"}")  # not JSON, however deep
     said = content_problem(str(sheet), "cudnn_errata")
     assert said is not None and "not JSON" in said, said
+
+
+def test_an_errata_sheet_deep_and_never_closed_or_past_the_walk_is_one_answer(monkeypatch: pytest.MonkeyPatch,
+                                                                              tmp_path: Path) -> None:
+    """Containers opened 10^5 deep and never all closed are no JSON, said so (not the whole text read twice and a
+    second RecursionError); a sheet of more brackets than MAX_SHALLOW_TOKENS (16 MB of them took 16 s to walk) is not
+    read, and nothing is said of it."""
+    from cudnn_doctor.probes import settings
+
+    sheet = tmp_path / "errata.json"
+    sheet.write_bytes(b'{"rules": ' + b"[" * 100000 + b"]" * 99000 + b"}")
+    said = settings.content_problem(str(sheet), "cudnn_errata")
+    assert said is not None and "not JSON" in said, said
+    monkeypatch.setattr(settings, "MAX_SHALLOW_TOKENS", 50000)
+    sheet.write_bytes(b'{"rules": ' + b"[" * 100000 + b"]" * 100000 + b"}")
+    assert settings.content_problem(str(sheet), "cudnn_errata") is None
 
 
 @pytest.mark.parametrize(("number", "words"), [
@@ -241,6 +280,28 @@ def test_a_refused_first_context_stays_said_when_the_child_made_without_the_vari
     assert made["severity"] == "warning" and made["subject"] == "CUDA_FAKE_CONTEXT_LIMIT", made
     assert ("SIGSEGV" if mode == "segv" else "did not answer") in made["proof"], made["proof"]
     assert "--deep" in made["proof"], made["proof"]
+
+
+@linux_only
+@pytest.mark.integration
+def test_a_context_refused_among_many_cuda_variables_is_told_in_a_few_children(machine: Machine,
+                                                                                tmp_path: Path) -> None:
+    """CUDA refused the first context with 40 CUDA variables no row vouches for set, one of them the cause: the
+    context is made again without each alone only for a few (MAX_CONTEXT_ALONE); past that, the one is found by
+    halving, a child a step (before: a child for each, side by side: 2,000 variables took check past a minute).
+    The one is still named."""
+    from tests.test_process_env import gpu_machine
+
+    gpu_machine(machine, tmp_path, gpus=1)
+    counted = tmp_path / "children"
+    machine.env.update({f"CUDA_R23_{n}": "1" for n in range(40)})
+    machine.env.update({"CUDA_FAKE_CONTEXT_LIMIT": "500", "R23_MODE": f"count:{counted}",
+                        "LD_PRELOAD": str(_redteam().redo_library(tmp_path / "hostile"))})
+    report = machine.check_json()
+    assert report["process"]["context_blamed"] == ["CUDA_FAKE_CONTEXT_LIMIT"], report["process"]["context_blamed"]
+    [made] = [f for f in report["findings"] if f["code"] == "CD416"]
+    assert made["subject"] == "CUDA_FAKE_CONTEXT_LIMIT" and made["severity"] == "error", made
+    assert len(counted.read_bytes()) < 25, len(counted.read_bytes())  # 41 tries alone + the others before
 
 
 # --- a sample of the red-team in CI -------------------------------------------------------------------------------------

@@ -56,6 +56,19 @@ from cudnn_doctor.probes.toolkit import discover_toolkits, nvcc_version_in, runt
 from cudnn_doctor.user_files import is_regular_file
 from cudnn_doctor.variables import preload_entries
 
+MAX_CONTEXT_ALONE = 16  # CUDA variables a refused context is made again without, each alone, side by side
+
+
+def _one_that_makes_it(names: list[str], made: Callable[[list[str]], bool]) -> tuple[str, ...]:
+    """Of NAMES (the context is made without all of them), the one without which alone MADE says it is made, found
+    by halving (a child a step: 2,000 CUDA variables were 2,001 children, past a minute); () where no one alone does
+    (two that refuse it together: the rule then names them all, and --deep tells)."""
+    group = list(names)
+    while len(group) > 1:
+        half = group[:len(group) // 2]
+        group = half if made(half) else group[len(group) // 2:]
+    return (group[0],) if made(group) else ()
+
 
 def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], project_dir: str | None = None,
                    deep: bool = False, while_children_run: Callable[[list[Framework]], object] | None = None,
@@ -285,11 +298,20 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         from cudnn_doctor.knowledge.environment import context_retry_unset
 
         unset = context_retry_unset(ctx.env, report.process.context_variables)
-        tries = {name: ProbeBatch([cuda_question], env={k: v for k, v in held_env.items() if k not in names})
-                 for name, names in [("", unset)] + ([(n, [n]) for n in unset] if len(unset) > 1 else [])}
-        said = {name: (context_said(answer.values.get("context")) if answer.loaded else (answer.error or "no answer"))
-                for name, answer in ((name, batch.results()[cuda_question]) for name, batch in tries.items())}
+
+        def made_without(names: list[str]) -> ProbeBatch:
+            return ProbeBatch([cuda_question], env={k: v for k, v in held_env.items() if k not in names})
+
+        def answer_of(batch: ProbeBatch) -> str | None:
+            answer = batch.results()[cuda_question]
+            return context_said(answer.values.get("context")) if answer.loaded else (answer.error or "no answer")
+
+        few = 1 < len(unset) <= MAX_CONTEXT_ALONE  # each alone, side by side; more: halved, one child at a time
+        tries = {name: made_without(names) for name, names in [("", unset)] + ([(n, [n]) for n in unset] if few else [])}
+        said = {name: answer_of(batch) for name, batch in tries.items()}
         alone = tuple(name for name in unset if said.get(name) == "ok")
+        if said[""] == "ok" and len(unset) > MAX_CONTEXT_ALONE:
+            alone = _one_that_makes_it(unset, lambda names: answer_of(made_without(names)) == "ok")
         report.process = dataclasses.replace(report.process, context_without=said[""], context_without_unset=tuple(
             unset), context_blamed=alone if said[""] == "ok" and alone else tuple(unset) if said[""] == "ok" else ())
     xla = xla_child.result()

@@ -423,6 +423,8 @@ def content_problem(path: str, content: str) -> str | None:
         except RecursionError:  # nested past Python's own parser: what lies deeper than the rules is not looked at
             text = _shallow(text)
             value, _end = decoder.raw_decode(text, start)
+    except RecursionError:
+        return None  # unread: nothing said of it
     except UnicodeDecodeError as error:
         return f"{CONTENT}it is not UTF-8 text (byte {error.start})"
     except ValueError as error:
@@ -441,13 +443,18 @@ def _json_integer(digits: str) -> int | float:
 
 _JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.S)
 SHALLOW_DEPTH = 8  # an errata sheet's rules are read at depth 4: what lies deeper only needs its kind
+MAX_SHALLOW_TOKENS = 2_000_000  # brackets and strings walked at most (a microsecond each): past them, unread
 
 
 def _shallow(text: str, keep: int = SHALLOW_DEPTH) -> str:
     """TEXT (JSON) with each array or object opened deeper than KEEP left empty (its kind kept), found without
-    recursion (strings skipped whole): Python's parser refuses a depth the C++ parser takes."""
+    recursion (strings skipped whole): Python's parser refuses a depth the C++ parser takes. RecursionError past
+    MAX_SHALLOW_TOKENS (16 MB of brackets took 16 s): the sheet is then not read."""
+    import itertools
+
     parts, depth, last = [], 0, 0
-    for token in _JSON_TOKEN.finditer(text):
+    tokens = _JSON_TOKEN.finditer(text)
+    for token in itertools.islice(tokens, MAX_SHALLOW_TOKENS):
         bracket = token.group()
         if bracket[0] == '"':
             continue
@@ -455,11 +462,14 @@ def _shallow(text: str, keep: int = SHALLOW_DEPTH) -> str:
             depth += 1
             if depth == keep + 1:
                 parts.append(text[last:token.end()])
+                last = -1  # inside what is left empty
         else:
             if depth == keep + 1:
                 last = token.start()
             depth -= 1
-    parts.append(text[last:])
+    if next(tokens, None) is not None:
+        raise RecursionError("nested past what is read")
+    parts.append(text[last:] if last >= 0 else "")  # a container never closed: what was kept is not JSON either
     return "".join(parts)
 
 
@@ -756,13 +766,15 @@ def _enum_class_values(text: bytes, call: bytes) -> tuple[str, ...] | None:
 
 
 def _read(path: str, limit: int = 4 << 20) -> bytes | None:
-    """A file's first LIMIT bytes; None where it cannot be read (a FIFO is never opened for reading)."""
+    """A file's first LIMIT bytes; None where it cannot be read (a FIFO is never opened for reading). Opened without
+    blocking: a path made a FIFO after it was asked of, or a kernel file that waits for what it gives (/proc/kmsg),
+    answers at once instead of holding the doctor."""
     import stat
 
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return None
-        with open(path, "rb") as handle:
+        with os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as handle:
             return handle.read(limit)
     except OSError:
         return None

@@ -2331,8 +2331,9 @@ def context_refused(report: Report) -> list[Finding]:
     if unproven:  # the child started without them to tell gave no CUDA answer (it hung, crashed, said nothing)
         said = (f"seen: CUDA refused it in a child started with this environment ({view.context}), as the first GPU "
                 f"call of torch, JAX or any CUDA program makes it; the child started without {', '.join(without)}, "
-                f"to tell whether they are the cause, gave no answer of CUDA's ({view.context_without or 'none'})"
-                f"{DEEP_PROVES.replace('with it', 'without each')}")
+                f"to tell whether {'it is' if len(without) == 1 else 'they are'} the cause, gave no answer of CUDA's "
+                f"({view.context_without or 'none'}); `cudnn-doctor check --deep` unsets "
+                f"{'it' if len(without) == 1 else 'each alone'} and runs the frameworks, which tells")
     effect = (f"CUDA refuses the first context on the first visible GPU ({view.context}), so every program's first GPU "
               "call fails here (torch: a CUDA error; JAX: no CUDA device)")
     if one is not None and len(without) > 1:
