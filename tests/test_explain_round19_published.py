@@ -61,3 +61,15 @@ def test_open3d_without_its_cuda_module() -> None:
     assert said["code"] == "CD406" and "BUILD_CUDA_MODULE" in str(said["fix"]), said
     assert first_code("AttributeError: module 'open3d' has no attribute 'cuda'") == "CD406"
     declined("RuntimeError: [Open3D Error] PointCloud has no normals")
+
+
+def test_a_message_after_a_million_empty_lines_is_read_and_frames_still_are() -> None:
+    """Round nineteen's published red-team (explainlog, million_empty_lines): the traceback reader's frame pattern
+    began '^\\s*' over the whole text, so at every empty line it ran through all the empty lines after it (quadratic:
+    explain ran past 45 s on a million). Read once now; a frame indented with spaces or a tab is still a frame."""
+    from cudnn_doctor.explain.read_traceback import frames_in
+
+    message = "\n" * 1_000_000 + "RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED"
+    assert first_code(message).startswith("CD")
+    assert frames_in('\n\n  File "/x/torch/__init__.py", line 3, in <module>\n\tFile "a.py", line 1, in f\n') == \
+        ["/x/torch/__init__.py:3:<module>", "a.py:1:f"]

@@ -265,6 +265,9 @@ def test_parallel_compilation_asks_each_nvlink_its_version_as_xla_does(machine: 
     assert marker.exists() and xla_of(report)["nvlink"] == str(nvlink), xla_of(report)
     assert [c["verdict"] for c in xla_of(report)["nvlink_candidates"]] == ["used"]
     assert not of_kind(report, "nvlink")
+    nvlink.write_text("#!/bin/sh\necho 'Cuda compilation tools, release 11.7, V11.7.64'\n")  # below XLA's 11.8.0
+    report = machine.check_json()
+    assert xla_of(report)["nvlink"] is None and xla_of(report)["nvlink_candidates"][0]["verdict"] == "too old"
     nvlink.write_text("#!/bin/sh\necho 'no version here'\n")
     report = machine.check_json()
     assert xla_of(report)["nvlink"] is None and xla_of(report)["nvlink_candidates"][0]["verdict"] == "no version"

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from cudnn_doctor.explain.classify import Cause
 from cudnn_doctor.knowledge.data import load
 
-FRAME = re.compile(r'^\s*File "([^"\n]+)", line (\d+), in (\S+)', re.MULTILINE)
+FRAME = re.compile(r'^[ \t]*File "([^"\n]+)", line (\d+), in (\S+)', re.MULTILINE)
 
 
 def frames_in(text: str) -> list[str]:

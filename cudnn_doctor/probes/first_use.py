@@ -274,8 +274,8 @@ class XlaCompilerSearch:
 
 
     def _nvlinks(self, answers: list[Any]) -> tuple[CompilerCandidate, ...]:
-        """The nvlink files XLA looks at, in its order, up to the one whose `--version` it takes (any version: XLA
-        compares none for nvlink) or one it would wait on for ever."""
+        """The nvlink files XLA looks at, in its order, up to the one whose `--version` it takes (FindNvlinkExecutable:
+        11.8.0 or later, compat/first_use.toml [xla_nvlink]) or one it would wait on for ever."""
         row = {**_data()["xla_ptxas"], **_data()["xla_nvlink"]}
         judged = {c.path: c for c in self.nvlink_before}
         for (path, how), answer in zip(self.nvlink_asked, answers, strict=False):
