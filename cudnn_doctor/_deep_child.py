@@ -152,8 +152,10 @@ def read_back_cache():
     own work ran clean). The files are read, never written (JAX's cache.get would touch their access times). At most
     MAX_CACHE_ENTRIES entries and MAX_CACHE_BYTES; how many were read, or None where the switch is off (JAX warns and
     compiles again), no cache is set, or this JAX has no such reader."""
-    from jax._src import compilation_cache, config
-
+    try:
+        from jax._src import compilation_cache, config
+    except ImportError:  # a JAX without these modules (another layout, a stand-in): no such reader
+        return None
     switch = getattr(config, "raise_persistent_cache_errors", None)
     folder = getattr(config, "compilation_cache_dir", None)
     enabled = getattr(config, "enable_compilation_cache", None)
