@@ -456,7 +456,8 @@ def dist_info_case(version: str) -> Callable[[Path], None]:
     return case
 
 
-HOSTILE_CHILD_C = r"""
+# the C both red-teams' preloaded libraries begin with: whether this process is one of the doctor's job children
+JOB_CHILD_C = r"""
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -472,7 +473,9 @@ static int is_job_child(void) {
         if (memcmp(buffer + i, "_job_child.py", 13) == 0) return 1;
     return 0;
 }
-static void garbage(void) {
+"""
+
+HOSTILE_CHILD_C = JOB_CHILD_C + r"""static void garbage(void) {
     static char junk[1 << 16];
     for (unsigned i = 0; i < sizeof junk; i++) junk[i] = (char)(i * 131 + 7);
     for (int n = 0; n < 16; n++) { (void)!write(1, junk, sizeof junk); (void)!write(2, junk, sizeof junk); }

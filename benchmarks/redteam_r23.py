@@ -426,23 +426,7 @@ def errata_case(name: str, make: Callable[[Path], None]) -> Callable[[Path], Non
 
 # --- 4. the first-context probe ---------------------------------------------------------------------------------------
 
-REDO_C = r"""
-#include <fcntl.h>
-#include <signal.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-static int is_job_child(void) {
-    char buffer[8192];
-    int fd = open("/proc/self/cmdline", O_RDONLY);
-    if (fd < 0) return 0;
-    ssize_t got = read(fd, buffer, sizeof buffer - 1);
-    close(fd);
-    for (ssize_t i = 0; i + 13 <= got; i++)
-        if (memcmp(buffer + i, "_job_child.py", 13) == 0) return 1;
-    return 0;
-}
-static int is_redo(void) {
+REDO_C = r22.JOB_CHILD_C + r"""static int is_redo(void) {
     /* a job child started without the variable that had the context refused: the probe made again */
     if (!getenv("R23_MODE") || getenv("CUDA_FAKE_CONTEXT_LIMIT")) return 0;
     return is_job_child();
