@@ -73,3 +73,20 @@ def test_a_message_after_a_million_empty_lines_is_read_and_frames_still_are() ->
     assert first_code(message).startswith("CD")
     assert frames_in('\n\n  File "/x/torch/__init__.py", line 3, in <module>\n\tFile "a.py", line 1, in f\n') == \
         ["/x/torch/__init__.py:3:<module>", "a.py:1:f"]
+
+
+def test_glibcs_c23_math_clash_read_where_edg_wraps_its_words() -> None:
+    """EDG's 'exception specification is incompatible with that of' then, on the next line, 'previous function
+    "sinpif" (declared ... crt/math_functions.h)': glibc 2.41's C23 math against CUDA's header (CD209), as on one line;
+    another 'previous function' with no exception specification near is not this."""
+    assert first_code('bits/mathcalls.h(79): error: exception specification is incompatible with that of\n'
+                      '          previous function "sinpif" (declared at line 2623 of /usr/local/cuda-12.6/'
+                      'targets/x86_64-linux/include/crt/math_functions.h)') == "CD209"
+    declined('main.cpp:3: error: redefinition; previous function "foo" is declared here')
+
+
+def test_the_drivers_gsp_timeout_in_its_own_words() -> None:
+    """NVRM's 'Timeout waiting for RPC from GSP' (the condition of Xid 119) without the Xid line: a driver/firmware
+    fault (CD142)."""
+    assert first_code("[   12.345678] NVRM: Timeout waiting for RPC from GSP1! Expected function 10 (FREE).") == "CD142"
+    declined("timeout waiting for RPC from the license server")

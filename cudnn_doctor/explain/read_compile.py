@@ -187,7 +187,7 @@ def _cudnn_event(index: int, name: str) -> Event:
 
 # ------------------------------------------------------------------------ the host's C library and CUDA's headers
 
-_PREVIOUS = re.compile(r"with that of previous function '(?P<f>[a-z_]\w{0,40})'"  # EDG
+_PREVIOUS = re.compile(r"(?P<that>with that of\s+)?previous function '(?P<f>[a-z_]\w{0,40})'"  # EDG (wrapped: 'of' ends a line)
                        r"|declaration of '[^'(]{0,60}?\b(?P<g>[a-z_]\w{0,40})\([^']{0,200}' has a different exception"  # GCC
                        , re.IGNORECASE)
 HOST_HEADER_WINDOW = 3  # EDG wraps "(declared at line N of .../crt/math_functions.h)" onto the lines after
@@ -208,6 +208,8 @@ def host_headers(index: int, lines: list[str], lowers: list[str]) -> list[Event]
     text = lines[index].translate(_QUOTES)
     near = " ".join(lowers[max(0, index - 1):index + HOST_HEADER_WINDOW + 1])
     found = _PREVIOUS.search(text)
+    if found and found.group("f") and not found.group("that") and "exception specification" not in near:
+        found = None  # EDG's words wrapped after 'with that of' ('previous function "cospi"' begins the next line)
     function = (found.group("f") or found.group("g")) if found else None
     for row in _host_rows():
         if function is not None and function.lower() not in row.get("functions", ()):
