@@ -380,20 +380,12 @@ def unset_variables(names: list[str]) -> Variant:
 
 def search_variables(names: list[str], cures: Callable[[Variant], bool], ends: float) -> Variant | None:
     """The variable of NAMES (or the few together) without which the frameworks work: all unset in one child; where
-    that cures, the half that still cures, halving while time is left (a cause that needs variables of both halves
-    together stays the smallest group found). None where unsetting them all cures nothing."""
+    that cures, the half that still cures, halving while time is left (halving.smallest_group: a cause that needs
+    variables of both halves together stays the smallest group found). None where unsetting them all cures nothing."""
     import time
+
+    from cudnn_doctor.halving import smallest_group
 
     if not names or time.monotonic() > ends or not cures(unset_variables(names)):
         return None
-    group = verified = names  # VERIFIED: the smallest group seen to cure
-    while len(group) > 1 and time.monotonic() < ends:
-        half = len(group) // 2
-        first, second = group[:half], group[half:]
-        if cures(unset_variables(first)):
-            group = verified = first
-        else:  # one child a halving: a cause of one variable is then in the other half, asked as it is halved
-            group = second
-    if group is not verified and not (time.monotonic() < ends and cures(unset_variables(group))):
-        group = verified  # it takes variables of both halves together: the smallest group that cured
-    return unset_variables(group)
+    return unset_variables(smallest_group(names, lambda group: cures(unset_variables(group)), ends))

@@ -63,11 +63,10 @@ def _one_that_makes_it(names: list[str], made: Callable[[list[str]], bool]) -> t
     """Of NAMES (the context is made without all of them), the one without which alone MADE says it is made, found
     by halving (a child a step: 2,000 CUDA variables were 2,001 children, past a minute); () where no one alone does
     (two that refuse it together: the rule then names them all, and --deep tells)."""
-    group = list(names)
-    while len(group) > 1:
-        half = group[:len(group) // 2]
-        group = half if made(half) else group[len(group) // 2:]
-    return (group[0],) if made(group) else ()
+    from cudnn_doctor.halving import smallest_group
+
+    group = smallest_group(names, made)
+    return (group[0],) if len(group) == 1 else ()
 
 
 def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], project_dir: str | None = None,
