@@ -19,7 +19,7 @@ from cudnn_doctor.doctor.deep_words import codes_of
 from tests.conftest import Machine
 from tests.real_wheels import real_jax_cpu
 from tests.test_environment_settings import real_jax_site  # noqa: F401 - a fixture
-from tests.test_settings_parsers import COMPILE, run_jax_with
+from tests.test_settings_parsers import COMPILE, filled_jax_cache, run_jax_with
 
 ROOT = Path(__file__).resolve().parent.parent
 READ_BACK = ("import json\nimport jax\nfrom cudnn_doctor._deep_child import frames_of, read_back_cache\n"
@@ -29,15 +29,6 @@ READ_BACK = ("import json\nimport jax\nfrom cudnn_doctor._deep_child import fram
              "    print(json.dumps({'error': f'{type(e).__name__}: {e}', 'traceback': frames_of(e)}))\n")
 
 
-def _filled(tmp_path: Path) -> tuple[dict[str, str], list[Path]]:
-    cache = tmp_path / "jax-cache"
-    fill = {"JAX_COMPILATION_CACHE_DIR": str(cache), "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
-            "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"}
-    assert run_jax_with(fill, COMPILE).returncode == 0
-    entries = [p for p in cache.iterdir() if p.name.endswith("-cache")]
-    assert entries, list(cache.iterdir())
-    return fill, entries
-
 
 def _deep_child_says(env: dict[str, str]) -> dict:
     said = run_jax_with({**env, "PYTHONPATH": f"{ROOT}:{real_jax_cpu()}"}, READ_BACK)
@@ -45,7 +36,7 @@ def _deep_child_says(env: dict[str, str]) -> dict:
 
 
 def test_a_cut_entry_is_read_back_by_jaxs_own_reader_and_named(tmp_path: Path) -> None:
-    fill, entries = _filled(tmp_path)
+    fill, entries = filled_jax_cache(tmp_path)
     strict = {**fill, "JAX_RAISE_PERSISTENT_CACHE_ERRORS": "true"}
     whole = _deep_child_says(strict)
     assert whole == {"read": len(entries)}, whole  # whole entries: each read back, nothing raised
@@ -64,7 +55,7 @@ def test_a_cut_entry_is_read_back_by_jaxs_own_reader_and_named(tmp_path: Path) -
 @pytest.mark.parametrize("switch", ["false", None])
 def test_without_the_switch_nothing_is_read(tmp_path: Path, switch: str | None) -> None:
     """JAX warns and compiles again where its cache errors are not fatal: the child reads nothing and says so."""
-    fill, entries = _filled(tmp_path)
+    fill, entries = filled_jax_cache(tmp_path)
     for entry in entries:
         entry.write_bytes(entry.read_bytes()[:entry.stat().st_size // 2])
     env = {**fill, **({"JAX_RAISE_PERSISTENT_CACHE_ERRORS": switch} if switch else {})}
@@ -79,7 +70,7 @@ def test_check_deep_names_the_cut_cache_with_jaxs_words(machine: Machine, real_j
     python = tmp_path / "venv" / "bin" / "python3"  # the real interpreter, seeing the real jax (and its numpy)
     python.write_text(f"#!/bin/sh\nPYTHONPATH={real_jax_site}:{real_jax_cpu()} exec {sys.executable} \"$@\"\n")
     python.chmod(0o755)
-    fill, entries = _filled(tmp_path)
+    fill, entries = filled_jax_cache(tmp_path)
     for entry in entries:
         entry.write_bytes(entry.read_bytes()[:entry.stat().st_size // 2])
     machine.env.update({**fill, "JAX_RAISE_PERSISTENT_CACHE_ERRORS": "true"})

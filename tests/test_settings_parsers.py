@@ -35,6 +35,18 @@ def run_jax_with(env: dict[str, str], code: str) -> subprocess.CompletedProcess[
 COMPILE = "import jax; print(jax.jit(lambda x: x + 1)(1.0))"  # the first compilation every JAX program reaches
 
 
+def filled_jax_cache(tmp_path: Path) -> tuple[dict[str, str], list[Path]]:
+    """A JAX persistent cache under TMP_PATH written by one real compilation (every entry kept): the variables that
+    name it, and its entries."""
+    cache = tmp_path / "jax-cache"
+    fill = {"JAX_COMPILATION_CACHE_DIR": str(cache), "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+            "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"}
+    assert run_jax_with(fill, COMPILE).returncode == 0
+    entries = [p for p in cache.iterdir() if p.name.endswith("-cache")]
+    assert entries, list(cache.iterdir())
+    return fill, entries
+
+
 # --- JAX's options: the definition, wherever it is, and the parser that reads the variable --------------------------
 
 @pytest.mark.parametrize(("variable", "value", "jax_says"), [

@@ -15,7 +15,7 @@ from cudnn_doctor.probes.settings import xla_path_problems
 from tests.conftest import Machine
 from tests.real_wheels import real_jax_cpu
 from tests.test_environment_settings import check, closed_loop, real_jax_site, settings_findings
-from tests.test_settings_parsers import COMPILE, run_jax_with
+from tests.test_settings_parsers import COMPILE, filled_jax_cache, run_jax_with
 
 __all__ = ["real_jax_site"]  # the fixture, used by name
 
@@ -213,12 +213,7 @@ def test_cache_entries_cut_short_with_jaxs_errors_fatal_are_named(machine: Machi
     a full disk): with JAX_RAISE_PERSISTENT_CACHE_ERRORS on, the real jax raises reading one back ('Error -5 while
     decompressing data'; round eighteen's published GPU set, JAX 0.11 on an H100, not blind) and check names the cut
     entries (a warning --deep proves: its own work may hit no such entry); whole entries, or the switch off, nothing."""
-    cache = tmp_path / "jax-cache"
-    fill = {"JAX_COMPILATION_CACHE_DIR": str(cache), "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
-            "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"}
-    assert run_jax_with(fill, COMPILE).returncode == 0
-    entries = [p for p in cache.iterdir() if p.name.endswith("-cache")]
-    assert entries, list(cache.iterdir())
+    fill, entries = filled_jax_cache(tmp_path)
     strict = {**fill, "JAX_RAISE_PERSISTENT_CACHE_ERRORS": "true"}
     machine.env.update(strict)
     assert not settings_findings(check(machine), "JAX_COMPILATION_CACHE_DIR")  # whole: nothing
