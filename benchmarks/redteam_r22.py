@@ -1090,15 +1090,17 @@ def run_cases(chosen: dict[str, tuple[str, Callable[[Path], None]]], out=sys.std
     return tally
 
 
-def main() -> int:
+def main(table: Callable[[], dict[str, tuple[str, Callable[[Path], None]]]] | None = None, doc: str | None = None) -> int:
+    """The command line of this red-team, or of a later one that runs its TABLE of cases through run_cases (DOC:
+    its own description)."""
     global PACKAGE
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(doc or __doc__ or "").splitlines()[0])
     parser.add_argument("--package", type=Path, help="the checkout whose cudnn_doctor is judged")
     parser.add_argument("--only", help="run only the cases whose name holds this")
     parser.add_argument("--list", action="store_true", help="list the cases")
     options = parser.parse_args()
     PACKAGE = options.package.resolve() if options.package else None
-    chosen = {name: case for name, case in cases().items() if not options.only or options.only in name}
+    chosen = {name: case for name, case in (table or cases)().items() if not options.only or options.only in name}
     if options.list:
         for name, (group, _) in chosen.items():
             print(f"{group}: {name}")

@@ -40,7 +40,6 @@ Usage: python benchmarks/redteam_r23.py [--package DIR] [--only TEXT] [--list]
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -66,10 +65,6 @@ SEED = 23
 CEILING_S = 60.0
 # a byte that drives a terminal: ESC, CSI/OSC as C1 (U+009B, U+009D as UTF-8), BEL, backspace, carriage return, ...
 DRIVING = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]")
-
-
-def set_package(path: Path | None) -> None:
-    r22.PACKAGE = path
 
 
 def no_driving_bytes(done: r22.Done, what: str) -> None:
@@ -921,24 +916,7 @@ def run_cases(chosen: dict[str, tuple[str, Callable[[Path], None]]], out=sys.std
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--package", type=Path, help="the checkout whose cudnn_doctor is judged")
-    parser.add_argument("--only", help="run only the cases whose name holds this")
-    parser.add_argument("--list", action="store_true", help="list the cases")
-    options = parser.parse_args()
-    set_package(options.package.resolve() if options.package else None)
-    chosen = {name: case for name, case in cases().items() if not options.only or options.only in name}
-    if options.list:
-        for name, (group, _) in chosen.items():
-            print(f"{group}: {name}")
-        return 0
-    started = time.monotonic()
-    tally = run_cases(chosen)
-    for group, (good, total, _) in tally.items():
-        print(f"{group}: {good}/{total} held")
-    broken = sum(total - good for good, total, _ in tally.values())
-    print(f"{len(chosen)} cases, {broken} broken, {time.monotonic() - started:.0f} s")
-    return 0
+    return r22.main(cases, __doc__)
 
 
 if __name__ == "__main__":
