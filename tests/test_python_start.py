@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 from tests.conftest import Machine
@@ -203,3 +204,18 @@ def test_python_s_own_compiled_module_shadowed_in_the_working_folder_is_a_warnin
     cured = subprocess.run(["bash", "-c", "\n".join(lines) + "\nexec \"$0\" -c 'import ctypes; print(1)'", python],
                            cwd=machine.cwd, env=machine.env, capture_output=True, text=True, timeout=60)
     assert cured.stdout.strip() == "1", cured.stderr
+
+
+def test_the_doctor_starts_in_a_folder_whose_modules_hide_the_standard_library_and_names_them(machine: Machine,
+                                                                                                tmp_path: Path) -> None:
+    """A user reading site-packages/torch starts programs there: its __future__.py comes first on sys.path for
+    `python -m` and `python -c`, the doctor's own included; the doctor starts anyway and names what programs meet."""
+    _torch(machine, tmp_path)
+    (Path(machine.cwd) / "__future__.py").write_text("raise ImportError('torch/__future__.py stand-in')\n")
+    (Path(machine.cwd) / "numpy.py").write_text("raise ImportError('my numpy')\n")
+    done = subprocess.run([sys.executable, "-m", "cudnn_doctor", "check", "--json"], cwd=machine.cwd, env=machine.env,
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert "Traceback" not in done.stderr, done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    shadows = {f["subject"] for f in report["findings"] if f["code"] == "CD419"}
+    assert str(Path(machine.cwd) / "numpy") in shadows, report["findings"]
