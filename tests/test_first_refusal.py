@@ -1,0 +1,117 @@
+"""The error names the first thing that refused, and only what refused is an error (issue 45, round twenty, k26).
+
+Copies of the real cuDNN 9.19 wheel's sub-libraries whose ELF identification bytes were changed, as a patching tool or
+a bad transfer leaves a user's copy (the magic, class and machine stay right): glibc's loader refuses some values in
+its own words and ends its search there, and takes others (benchmarks/held_out/round19/scenarios45.py, section 7).
+torch's own loading code (tests/test_loading's TORCH_INIT) loads the wheel's front library; every error carries seen
+evidence; every plan line is sourced in bash and checked again."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Machine, codes
+from tests.fakes.build import compile_library
+from tests.real_wheels import real_cudnn
+from tests.test_loading import torch_with_real_cudnn
+from tests.test_process_env import check_after, finding, plan_lines
+
+EI_DATA, EI_VERSION, EI_OSABI, EI_PAD = 5, 6, 7, 9
+ELFOSABI_GNU, ELFOSABI_FREEBSD = 3, 9
+CUDNN_ERRORS = {"CD304", "CD305", "CD307", "CD308", "CD309"}
+
+
+def patched_copy(name: str, folder: Path, offset: int, value: int) -> Path:
+    """The real wheel's NAME copied into FOLDER with byte OFFSET of its ELF identification set to VALUE."""
+    data = bytearray((real_cudnn("9.19.0") / "lib" / name).read_bytes())
+    data[offset] = value
+    folder.mkdir(exist_ok=True)
+    (folder / name).write_bytes(bytes(data))
+    return folder / name
+
+
+def errors_of(report: dict) -> list[dict]:
+    errors = [f for f in report["findings"] if f["severity"] == "error"]
+    assert all(f["evidence"] in ("seen", "rule") for f in errors), errors
+    return errors
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(("offset", "value", "words"), [
+    (EI_OSABI, ELFOSABI_FREEBSD, "ELF file OS ABI invalid"),
+    (EI_DATA, 2, "ELF file data encoding not little-endian"),
+    (EI_VERSION, 2, "ELF file version ident does not match current one"),
+], ids=["os-abi-freebsd", "big-endian", "version-ident"])
+def test_a_graph_library_the_loader_refuses_is_named_by_its_refusal(machine: Machine, tmp_path: Path, offset: int,
+                                                                   value: int, words: str) -> None:
+    """The graph library with an identification byte the loader refuses, alone in a folder first on LD_LIBRARY_PATH:
+    the loader's own words name the file and why (was CD307, 'fails to load', the refusal's words read as no kind);
+    the error is CD308, the file is no library for this machine, and fix takes the folder out."""
+    torch_with_real_cudnn(machine, tmp_path)
+    bad = patched_copy("libcudnn_graph.so.9", tmp_path / "where", offset, value)
+    machine.add_library_path(bad.parent)
+    report = machine.run("check", "--json").json
+    errors = errors_of(report)
+    assert {f["code"] for f in errors} & CUDNN_ERRORS == {"CD308"}, errors
+    made = finding(report, "CD308")
+    assert made["evidence"] == "seen" and words in made["detail"] and str(bad) in made["detail"], made
+    lines = plan_lines(machine)
+    assert lines and not any(str(bad.parent) in line for line in lines), lines  # the folder out of the path
+    after = check_after(machine, lines)
+    assert not codes(after) & CUDNN_ERRORS, after["findings"]
+
+
+@pytest.mark.integration
+def test_a_heuristics_library_the_loader_refuses_is_a_warning(machine: Machine, tmp_path: Path) -> None:
+    """libcudnn_heuristic.so.9 with a nonzero byte in the identification's padding, alone first on LD_LIBRARY_PATH:
+    the loader refuses it ('nonzero padding in e_ident') and cuDNN's graph library goes on without it (on an H100
+    torch's convolution and LSTM and JAX's convolution ran: round nineteen's s19-heuristic-ident-padding, where plain
+    check raised a false error, CD307). A warning with the loader's words, no error."""
+    torch_with_real_cudnn(machine, tmp_path)
+    bad = patched_copy("libcudnn_heuristic.so.9", tmp_path / "where", EI_PAD, 1)
+    machine.add_library_path(bad.parent)
+    report = machine.run("check", "--json").json
+    assert not errors_of(report), report["findings"]
+    made = finding(report, "CD319")
+    assert made["severity"] == "warning" and made["evidence"] == "seen", made
+    assert "nonzero padding in e_ident" in made["detail"] and str(bad) in made["detail"], made
+
+
+def other_release_folder(folder: Path, release: str = "9.14.0") -> Path:
+    """The engine libraries of another cuDNN release, as a system copy holds them (NAME.so.9 -> NAME.so.RELEASE): each
+    needs a symbol this release's graph library does not define, so the loader refuses it beside 9.19's."""
+    folder.mkdir()
+    for stem in ("libcudnn_heuristic", "libcudnn_engines_precompiled", "libcudnn_engines_runtime_compiled"):
+        built = compile_library("fake_cudnn_other_release.c", f"{stem}.so.{release}", soname=f"{stem}.so.9")
+        (folder / f"{stem}.so.{release}").write_bytes(built.read_bytes())
+        os.symlink(f"{stem}.so.{release}", folder / f"{stem}.so.9")
+    return folder
+
+
+@pytest.mark.integration
+def test_a_graph_library_the_loader_takes_away_from_its_files_leads_the_chain(machine: Machine, tmp_path: Path) -> None:
+    """The graph library with its OS-ABI byte set to GNU/Linux, which the loader takes, alone in a folder first on
+    LD_LIBRARY_PATH, and another release's engine libraries in a folder after it (on the H100 the system's 9.14, from
+    the loader's cache): the graph library opens its engines from its own folder, then by name, and meets 9.14's,
+    which the loader refuses ('undefined symbol'). On an H100 torch and JAX failed with
+    CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED and plain check said CD307 twice (round nineteen's s19-graph-osabi-gnu).
+    The error is the mix of releases (CD305, seen: the loader's words), it names the graph library the chain started
+    from, the file's bytes alone are no error, and fix takes both folders out."""
+    torch_with_real_cudnn(machine, tmp_path)
+    graph = patched_copy("libcudnn_graph.so.9", tmp_path / "where", EI_OSABI, ELFOSABI_GNU)
+    old = other_release_folder(tmp_path / "old")
+    machine.add_library_path(old)
+    machine.add_library_path(graph.parent)
+    report = machine.run("check", "--json").json
+    errors = errors_of(report)
+    assert {f["code"] for f in errors} & CUDNN_ERRORS == {"CD305"}, errors
+    made = finding(report, "CD305")
+    assert made["evidence"] == "seen" and "9.14.0" in made["detail"] and "undefined symbol" in made["detail"], made
+    assert str(graph) in made["detail"], made
+    lines = plan_lines(machine)
+    assert lines and not any(str(graph.parent) in line or str(old) in line for line in lines), lines
+    after = check_after(machine, lines)
+    assert not codes(after) & CUDNN_ERRORS, after["findings"]
