@@ -115,3 +115,36 @@ def test_a_graph_library_the_loader_takes_away_from_its_files_leads_the_chain(ma
     assert lines and not any(str(graph.parent) in line or str(old) in line for line in lines), lines
     after = check_after(machine, lines)
     assert not codes(after) & CUDNN_ERRORS, after["findings"]
+
+
+@pytest.mark.integration
+def test_a_refused_graph_library_leads_what_follows_from_it(machine: Machine, tmp_path: Path) -> None:
+    """The graph library with its OS-ABI byte set to FreeBSD first on LD_LIBRARY_PATH, and a folder after it whose
+    libcudnn_graph.so (the bare name) is the wheel's own: the loader refuses the first file cuDNN asks for, and cuDNN's
+    front library goes on with the bare name, whose folder ($ORIGIN) holds none of its engines: torch's work would
+    fail there. On an H100 the copy cuDNN went on with was the system's 9.14, and plain check named its
+    consequences (torch's version refusal CD408, a front library answering 9.14 CD305) and not the refused file
+    (round nineteen's s19-graph-osabi-freebsd). The refusal is the one error (CD308, seen, the loader's words); the
+    missing engines follow from it (warnings that say so); the plan's one step takes the refused file's folder out,
+    and resolves them all."""
+    torch_with_real_cudnn(machine, tmp_path)
+    bad = patched_copy("libcudnn_graph.so.9", tmp_path / "where", EI_OSABI, ELFOSABI_FREEBSD)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "libcudnn_graph.so").symlink_to(real_cudnn("9.19.0") / "lib" / "libcudnn_graph.so.9")
+    machine.add_library_path(other)
+    machine.add_library_path(bad.parent)
+    report = machine.run("check", "--json").json
+    errors = errors_of(report)
+    assert [f["code"] for f in errors if f["code"] in CUDNN_ERRORS] == ["CD308"], errors
+    root = finding(report, "CD308")
+    assert str(bad) in root["detail"] and "ELF file OS ABI invalid" in root["detail"], root
+    following = [f for f in report["findings"] if f["detail"].startswith(f"Follows from the loader's refusal of {bad}")]
+    assert following and all(f["severity"] == "warning" for f in following), report["findings"]
+    plan = machine.run("fix", "--json").json
+    step = next(a for a in plan["actions"] if "CD308" in a["resolves"])
+    assert {f["code"] for f in following} <= set(step["resolves"]), plan["actions"]
+    lines = plan_lines(machine)
+    assert lines and not any(str(bad.parent) in line for line in lines), lines
+    after = check_after(machine, lines)
+    assert not codes(after) & CUDNN_ERRORS, after["findings"]

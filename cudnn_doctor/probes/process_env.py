@@ -907,7 +907,9 @@ def observed_cudnn(modelled: tuple[LoadedCudnn, ...], loads: tuple[ObservedLoad,
                 sub.name.split(".so")[0] + ".so")), sub.path)
             if step.ok:
                 subs.append(replace(sub, path=path, problem=None if sub.problem in ("missing", "another release")
-                                    or sub.problem is None else sub.problem))
+                                    or sub.problem is None else sub.problem, refused_first=step.refused_first and
+                                    f"{_display_user(seen.user)}: {step.step} -> {step.refused_first}",
+                                    refused_first_file=step.refused_first_file))
             else:  # the release of the file the loader refused, where it is another than the one read
                 release = sub.version if path == sub.path else _release_or_none(path)
                 subs.append(replace(sub, path=path, version=release, problem=_problem_of(step.said, sub.problem),
