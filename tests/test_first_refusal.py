@@ -148,3 +148,25 @@ def test_a_refused_graph_library_leads_what_follows_from_it(machine: Machine, tm
     assert lines and not any(str(bad.parent) in line for line in lines), lines
     after = check_after(machine, lines)
     assert not codes(after) & CUDNN_ERRORS, after["findings"]
+
+
+@pytest.mark.integration
+def test_a_refused_file_nothing_follows_from_is_a_warning(machine: Machine, tmp_path: Path) -> None:
+    """The same refused graph library first on LD_LIBRARY_PATH, and after it a folder whose libcudnn_graph.so is a
+    whole copy of the wheel's with its engine libraries beside it: cuDNN goes on with that copy and finds its engines
+    there. The refusal is said (the loader's words, seen), as a warning: nothing that follows from it fails."""
+    torch_with_real_cudnn(machine, tmp_path)
+    bad = patched_copy("libcudnn_graph.so.9", tmp_path / "where", EI_OSABI, ELFOSABI_FREEBSD)
+    other = tmp_path / "other"
+    other.mkdir()
+    lib = real_cudnn("9.19.0") / "lib"
+    (other / "libcudnn_graph.so").write_bytes((lib / "libcudnn_graph.so.9").read_bytes())
+    for stem in ("libcudnn_heuristic", "libcudnn_engines_precompiled", "libcudnn_engines_runtime_compiled"):
+        (other / f"{stem}.so.9").symlink_to(lib / f"{stem}.so.9")
+    machine.add_library_path(other)
+    machine.add_library_path(bad.parent)
+    report = machine.run("check", "--json").json
+    assert not [f for f in errors_of(report) if f["code"] in CUDNN_ERRORS], report["findings"]
+    said = finding(report, "CD308")
+    assert said["severity"] == "warning" and said["evidence"] == "seen", said
+    assert str(bad) in said["detail"] and "ELF file OS ABI invalid" in said["detail"], said

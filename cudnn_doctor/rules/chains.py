@@ -36,10 +36,11 @@ def first_refusal(report: Report, findings: list[Finding]) -> list[Finding]:
         file, words = refusal
         done.add(file)
         at = next((i for i, f in enumerate(out) if f.code == "CD308" and file in _files_of(f)), None)
-        followers = [i for i, f in enumerate(out) if i != at and f.code in CHAIN_CODES and _of_copy(f, loaded)
-                     and not f.values.get(FOLLOWS)]
-        error = any(out[i].severity == "error" for i in followers) or (at is not None and out[at].severity == "error"
-                                                                        and not followers)
+        # another file the loader refused (CD308) is a chain of its own, not a consequence of this one
+        followers = [i for i, f in enumerate(out) if i != at and f.code in CHAIN_CODES and f.code != "CD308"
+                     and _of_copy(f, loaded) and not f.values.get(FOLLOWS)]
+        # a step that failed on the refusal is an error already; one that went on is as grave as what followed
+        error = (at is not None and out[at].severity == "error") or any(out[i].severity == "error" for i in followers)
         root = out[at] if at is not None else _root(loaded, file, words)
         root = replace(root, severity="error" if error else "warning", evidence="seen", proof=root.proof or words)
         if not error:
