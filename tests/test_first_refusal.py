@@ -170,3 +170,18 @@ def test_a_refused_file_nothing_follows_from_is_a_warning(machine: Machine, tmp_
     said = finding(report, "CD308")
     assert said["severity"] == "warning" and said["evidence"] == "seen", said
     assert str(bad) in said["detail"] and "ELF file OS ABI invalid" in said["detail"], said
+
+
+@pytest.mark.parametrize(("words", "code"), [
+    ("OSError: /opt/lib/libcudnn_graph.so.9: ELF file OS ABI invalid", "CD308"),
+    ("/home/me/lib/libcudnn_heuristic.so.9: nonzero padding in e_ident", "CD308"),
+    ("libcudnn_ops.so.9: ELF file version ident does not match current one", "CD308"),
+    ("/home/me/lib/libnvidia-ml.so.1: ELF file data encoding not little-endian", "CD118"),
+    ("/home/me/lib/libnvidia-ml.so.1: file too short", "CD118"),
+], ids=["graph-os-abi", "heuristic-padding", "ops-version-ident", "nvml-big-endian", "nvml-cut"])
+def test_explain_reads_the_loaders_refusal_as_check_does(machine: Machine, words: str, code: str) -> None:
+    """The loader's own words refusing a file, pasted: the same rows (compat/libraries.toml [[failure]]) name the
+    cause of the library's kind, a cuDNN file that is no library for this machine (CD308), an NVML on the path that
+    is not the driver's (CD118, the library's refused_finding), where explain named nothing or the driver's start."""
+    answer = machine.run("explain", "--json", "--offline-only", words).json
+    assert [match["code"] for match in answer["matches"]][:1] == [code], answer["matches"]
