@@ -185,3 +185,40 @@ def test_explain_reads_the_loaders_refusal_as_check_does(machine: Machine, words
     is not the driver's (CD118, the library's refused_finding), where explain named nothing or the driver's start."""
     answer = machine.run("explain", "--json", "--offline-only", words).json
     assert [match["code"] for match in answer["matches"]][:1] == [code], answer["matches"]
+
+
+def test_a_refusal_named_inside_another_sub_librarys_words_leads_the_chain() -> None:
+    """Round nineteen's s19-graph-osabi-freebsd as the H100's loading child reported it: the front library of the wheel
+    answered 9.14 (cuDNN took the system's graph library under its bare name after the loader refused the one first on
+    the path), libcudnn_cnn.so.9 was refused with words naming that graph file, and the rules said CD305 and CD408
+    (errors) and CD319 (a warning). The chain's rule reads the refused graph file from the cnn library's words: CD308
+    is the one error, the others follow from it."""
+    from cudnn_doctor.codes import finding as made
+    from cudnn_doctor.model import Host, LoadedCudnn, ProcessView, Report, SubLibrary, Tool
+    from cudnn_doctor.rules.chains import first_refusal
+
+    wheel = "/opt/venv/lib/python3.12/site-packages/nvidia/cudnn/lib"
+    graph = "/home/me/where/libcudnn_graph.so.9"
+    said = (f"torch: cudnnCnnVersionCheck -> the loader refuses {wheel}/libcudnn_cnn.so.9: {graph}: ELF file OS ABI "
+            "invalid (CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED)")
+    cnn = SubLibrary("libcudnn_cnn.so.9", f"{wheel}/libcudnn_cnn.so.9", "9.19.0",
+                     f"not loadable: {said.split(' -> the loader refuses ', 1)[1]}", rarely_used=True, seen=said)
+    loaded = LoadedCudnn("torch", f"{wheel}/libcudnn.so.9", "9.14.0", "RUNPATH", (cnn,), None, f"{wheel}/libcudnn.so.9",
+                         observed=True)
+    report = Report(tool=Tool("cudnn-doctor", "0"), host=Host("linux", "x86_64", "3.12", "node"),
+                    process=ProcessView(cudnn=(loaded,)))
+    front = f"{wheel}/libcudnn.so.9"
+    findings = [made("CD305", subject=front, library=front, version="9.14.0", mismatched="libcudnn_ops.so.9"),
+                made("CD408", subject=front, framework="PyTorch", framework_version="2.11.0", expected="9.19.0",
+                     found="9.14.0"),
+                made("CD319", subject=cnn.path, framework="torch", library=front, version="9.14.0",
+                     sublibrary="libcudnn_cnn.so.9", problem="is not loadable", why="only the legacy API loads it",
+                     loaded_library=front)]
+    out = first_refusal(report, findings)
+    errors = [f for f in out if f.severity == "error"]
+    assert [(f.code, f.values.get("sublibrary_file")) for f in errors] == [("CD308", graph)], out
+    assert errors[0].evidence == "seen" and "ELF file OS ABI invalid" in errors[0].detail
+    following = [f for f in out if f.values.get("follows") == f"CD308 {graph}"]
+    assert {f.code for f in following} == {"CD305", "CD408", "CD319"}, out
+    assert all(f.severity == "warning" and f.detail.startswith(f"Follows from the loader's refusal of {graph}")
+               for f in following)

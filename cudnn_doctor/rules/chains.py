@@ -67,7 +67,8 @@ def _refusal(loaded: LoadedCudnn) -> tuple[str, str] | None:
         said = sub.seen or ""
         if not (sub.problem or "").startswith("not loadable: "):
             continue
-        for named in re.finditer(r"(/[^\s:]*libcudnn[^\s:/]*\.so[^\s:/]*): ([^;()]+)", said):
+        # each file the words name, with the words after it (a lookahead: one file's words hold the next file)
+        for named in re.finditer(r"(/[^\s:]*libcudnn[^\s:/]*\.so[^\s:/]*)(?=: ([^;()]+))", said):
             if named.group(1) != sub.path and \
                     loader_words.failure_kind(named.group(2)) in loader_words.NOT_A_LIBRARY:
                 return named.group(1), said
