@@ -222,3 +222,19 @@ def test_a_refusal_named_inside_another_sub_librarys_words_leads_the_chain() -> 
     assert {f.code for f in following} == {"CD305", "CD408", "CD319"}, out
     assert all(f.severity == "warning" and f.detail.startswith(f"Follows from the loader's refusal of {graph}")
                for f in following)
+
+
+@pytest.mark.integration
+def test_a_front_library_refused_by_name_is_an_error_only_for_whom_it_fails(machine: Machine, tmp_path: Path) -> None:
+    """The wheel's libcudnn.so.9 with its OS-ABI byte set to FreeBSD, alone first on LD_LIBRARY_PATH: the loader
+    refuses it to a program that opens cuDNN by name, while torch's own code loads its wheel's copy by full path. One
+    finding, CD308 with the loader's words, a warning (torch is not hit); the copy's own load was a second error
+    (CD307) from the same refusal."""
+    torch_with_real_cudnn(machine, tmp_path)
+    bad = patched_copy("libcudnn.so.9", tmp_path / "where", EI_OSABI, ELFOSABI_FREEBSD)
+    machine.add_library_path(bad.parent)
+    report = machine.run("check", "--json").json
+    assert not [f for f in errors_of(report) if f["code"] in CUDNN_ERRORS], report["findings"]
+    said = finding(report, "CD308")
+    assert said["severity"] == "warning" and said["evidence"] == "seen", said
+    assert str(bad) in said["detail"] and "ELF file OS ABI invalid" in said["detail"], said
