@@ -238,3 +238,33 @@ def test_a_front_library_refused_by_name_is_an_error_only_for_whom_it_fails(mach
     said = finding(report, "CD308")
     assert said["severity"] == "warning" and said["evidence"] == "seen", said
     assert str(bad) in said["detail"] and "ELF file OS ABI invalid" in said["detail"], said
+
+
+def test_a_copy_wholly_of_another_release_is_a_cause_of_its_own() -> None:
+    """The same refusal inside another sub-library's words, in a copy whose front library and sub-libraries are all
+    9.14: no other release came in by the refusal, so torch's refusal of 9.14 (CD408) stays an error of its own; the
+    sub-library's own finding still follows from the refusal, which is a warning as what follows from it is (the
+    legacy API's library)."""
+    from cudnn_doctor.codes import finding as made
+    from cudnn_doctor.model import Host, LoadedCudnn, ProcessView, Report, SubLibrary, Tool
+    from cudnn_doctor.rules.chains import first_refusal
+
+    system = "/usr/lib/x86_64-linux-gnu"
+    graph = "/home/me/where/libcudnn_graph.so.9"
+    said = (f"torch: cudnnCnnVersionCheck -> the loader refuses {system}/libcudnn_cnn.so.9: {graph}: ELF file OS ABI "
+            "invalid (CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED)")
+    cnn = SubLibrary("libcudnn_cnn.so.9", f"{system}/libcudnn_cnn.so.9", "9.14.0",
+                     f"not loadable: {said.split(' -> the loader refuses ', 1)[1]}", rarely_used=True, seen=said)
+    front = f"{system}/libcudnn.so.9"
+    loaded = LoadedCudnn("torch", front, "9.14.0", "the loader's cache or a system folder", (cnn,), None, front,
+                         observed=True)
+    report = Report(tool=Tool("cudnn-doctor", "0"), host=Host("linux", "x86_64", "3.12", "node"),
+                    process=ProcessView(cudnn=(loaded,)))
+    findings = [made("CD408", subject=front, framework="PyTorch", framework_version="2.11.0", expected="9.19.0",
+                     found="9.14.0"),
+                made("CD319", subject=cnn.path, framework="torch", library=front, version="9.14.0",
+                     sublibrary="libcudnn_cnn.so.9", problem="is not loadable", why="only the legacy API loads it",
+                     loaded_library=front)]
+    out = {f.code: f for f in first_refusal(report, findings)}
+    assert out["CD408"].severity == "error" and not out["CD408"].values.get("follows"), out
+    assert out["CD319"].values.get("follows") == f"CD308 {graph}" and out["CD308"].severity == "warning", out

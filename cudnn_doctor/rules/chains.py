@@ -13,9 +13,13 @@ from dataclasses import replace
 from cudnn_doctor.codes import finding
 from cudnn_doctor.knowledge import loader_words
 from cudnn_doctor.model import Finding, LoadedCudnn, Report
+from cudnn_doctor.versions import version_tuple
 
 # what a cuDNN copy's findings say of it, which a refusal of one of its files can lead to
 CHAIN_CODES = ("CD303", "CD304", "CD305", "CD307", "CD308", "CD319", "CD321", "CD408")
+# of those, the ones about the copy's release: they follow from the refusal only where another release came in by it
+# (the copy answers a release its own sub-libraries are not of); a copy wholly of another release is a cause of its own
+RELEASE_CODES = ("CD303", "CD305", "CD321", "CD408")
 FOLLOWS = "follows"  # a finding's value: "CODE FILE" of the refusal it follows from
 
 
@@ -37,8 +41,9 @@ def first_refusal(report: Report, findings: list[Finding]) -> list[Finding]:
         done.add(file)
         at = next((i for i, f in enumerate(out) if f.code == "CD308" and file in _files_of(f)), None)
         # another file the loader refused (CD308) is a chain of its own, not a consequence of this one
+        mixed = _another_release_came_in(loaded)
         followers = [i for i, f in enumerate(out) if i != at and f.code in CHAIN_CODES and f.code != "CD308"
-                     and _of_copy(f, loaded) and not f.values.get(FOLLOWS)]
+                     and (mixed or f.code not in RELEASE_CODES) and _of_copy(f, loaded) and not f.values.get(FOLLOWS)]
         # a step that failed on the refusal is an error already; one that went on is as grave as what followed
         error = (at is not None and out[at].severity == "error") or any(out[i].severity == "error" for i in followers)
         root = out[at] if at is not None else _root(loaded, file, words)
@@ -73,6 +78,14 @@ def _refusal(loaded: LoadedCudnn) -> tuple[str, str] | None:
                     loader_words.failure_kind(named.group(2)) in loader_words.NOT_A_LIBRARY:
                 return named.group(1), said
     return None
+
+
+def _another_release_came_in(loaded: LoadedCudnn) -> bool:
+    """Whether the copy answers a release that a sub-library of its own is not of (cuDNN went on with another
+    release's file after the refusal), both releases known."""
+    found = (version_tuple(loaded.version or "") or ())[:3]
+    return bool(found) and any(sub.version and (version_tuple(sub.version) or ())[:3] != found
+                               for sub in loaded.sublibraries)
 
 
 def _root(loaded: LoadedCudnn, file: str, words: str) -> Finding:
