@@ -34,6 +34,11 @@ from typing import Any
 from cudnn_doctor.operating_system import CURRENT
 
 HANDLED = CURRENT.stop_signals  # SIGHUP on POSIX, SIGBREAK on Windows
+# a wrapper's signals whose default ends the process: handled as SIGTERM is where they are at their default (not where
+# the user ignored them or a program calling the doctor in-process handles them), so that what a command was doing is
+# undone as for SIGTERM; killed by SIGQUIT, SIGUSR1 or SIGALRM it left its `--output` temporary beside the user's file
+WRAPPER_SIGNALS = tuple(getattr(signal, name) for name in ("SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM")
+                        if hasattr(signal, name))
 _received: list[int] = []
 _held: list[bool] = []
 
@@ -61,6 +66,12 @@ def install() -> None:
             signal.signal(signum, _raise_once)
         except (ValueError, OSError):  # not the main thread, or a platform without that signal
             continue
+    for signum in WRAPPER_SIGNALS:
+        try:
+            if signal.getsignal(signum) == signal.SIG_DFL:
+                signal.signal(signum, _raise_once)
+        except (ValueError, OSError):
+            pass
     cpu = getattr(signal, "SIGXCPU", None)  # the soft CPU-time limit (ulimit -S -t) reached: said, not a silent 152
     if cpu is not None:
         try:
@@ -112,8 +123,34 @@ def _raise_once(signum: int, _frame: FrameType | None) -> None:
     if _held:
         return
     _received.append(signum)
-    if len(_received) == 1 and not _deferring:
+    if len(_received) == 1 and (not _deferring or _writing):
         raise Interrupted(signum)
+
+
+_writing: list[bool] = []
+
+
+@contextlib.contextmanager
+def writing() -> Iterator[None]:
+    """A write of the answer that may wait on its reader (a pipe the reader stopped reading, a terminal held by
+    Ctrl-S): a signal in it raises even inside deferred(), since the write it would wait for may never come; the write
+    returns nothing written (EINTR), so what is out is what the reader got, and the rest is dropped (streams)."""
+    _writing.append(True)
+    try:
+        yield
+    finally:
+        _writing.pop()
+
+
+def deferring() -> bool:
+    """Whether a step that deferred() guards (the answer's write) is under way."""
+    return bool(_deferring)
+
+
+def pending() -> int | None:
+    """The signal received and not yet acted on (deferred, or raised and being unwound), or None once the outcome is
+    settled or held."""
+    return _received[0] if _received and not _held else None
 
 
 _deferring: list[bool] = []
@@ -143,7 +180,7 @@ def hold() -> None:
     if not _installed or sys.platform == "win32":
         return  # a program that calls the doctor in-process keeps its own handlers; Windows' console handlers are
         # not signals (the finalization that restores SIG_DFL is POSIX's concern)
-    for signum in HANDLED:
+    for signum in (*HANDLED, *WRAPPER_SIGNALS):
         try:
             if signal.getsignal(signum) is _raise_once:
                 signal.signal(signum, signal.SIG_IGN)

@@ -54,6 +54,7 @@ class _StdoutRaw(io.RawIOBase):
         super().__init__()
         self.lost: str | None = None
         self.closed_at_start = closed_at_start
+        self.abandoned = False  # a signal stopped the command while its reader did not take the answer: rest dropped
 
     def writable(self) -> bool:
         return True
@@ -65,30 +66,68 @@ class _StdoutRaw(io.RawIOBase):
         return not self.closed_at_start and os.isatty(1)
 
     def write(self, data: bytes) -> int:  # type: ignore[override]
-        if self.lost is not None or not data:
+        if self.lost is not None or self.abandoned or not data:
             return len(data)
         if self.closed_at_start:
             self.lost = "standard output is closed"
             raise OutputLost(self.lost)
+        from cudnn_doctor import signals
+
         try:
             return _write_when_ready(1, data)
         except BrokenPipeError:
+            raise
+        except Stalled:
+            # a signal asked the command to stop and the reader takes nothing: what it has is all it gets (an answer
+            # cut short, which no JSON or XML reader takes for a whole one); the command ends with the signal's code
+            self.abandoned = True
+            if signals.deferring():  # the answer itself was being written: it is not settled, the signal ends it
+                raise signals.Interrupted(signals.pending() or 2) from None
+            return len(data)
+        except KeyboardInterrupt:  # the signal came while the write waited on its reader: nothing more is written
+            self.abandoned = True
             raise
         except OSError as error:
             self.lost = f"standard output cannot be written: {error.strerror or error}"
             raise OutputLost(self.lost) from None
 
 
+class Stalled(Exception):
+    """A signal asked the command to stop, and the reader of FD took nothing for STALL_S."""
+
+
+# once a signal asked the command to stop, the longest a write waits for its reader to take anything: a CI runner's
+# SIGTERM at its timeout, a Ctrl-C, is not held up by a reader that stopped reading (a full pipe, `| less` left open)
+STALL_S = 1.0
+CHUNK = getattr(select, "PIPE_BUF", 512)  # what a pipe with room takes without waiting
+
+
 def _write_when_ready(fd: int, data: bytes) -> int:
-    """os.write, waiting while FD is non-blocking and full (a pipe another process set O_NONBLOCK on)."""
+    """os.write, waiting while FD is non-blocking and full (a pipe another process set O_NONBLOCK on). Once a signal
+    asked the command to stop, a write waits for its reader STALL_S at most (Stalled), and writes no more than a pipe
+    with room takes at once; before that, a signal raises in a write that waits (signals.writing)."""
+    from cudnn_doctor import signals
+
     while True:
+        if signals.pending() is not None:
+            if not _writable_within(fd, STALL_S):
+                raise Stalled(fd)
+            data = data[:CHUNK]
         try:
-            return os.write(fd, data)
+            with signals.writing():
+                return os.write(fd, data)
         except BlockingIOError:
             try:
-                select.select([], [fd], [])
+                select.select([], [fd], [], 0.1)  # then a signal received meanwhile is looked at again
             except OSError:  # Windows: select() takes only sockets; a moment for the reader, then again
                 time.sleep(0.01)
+
+
+def _writable_within(fd: int, seconds: float) -> bool:
+    try:
+        return bool(select.select([], [fd], [], seconds)[1])
+    except (OSError, ValueError):  # Windows (sockets only), or a descriptor select cannot take: written as before
+        return True
 
 
 class _StderrRaw(io.RawIOBase):
@@ -106,7 +145,7 @@ class _StderrRaw(io.RawIOBase):
     def write(self, data: bytes) -> int:  # type: ignore[override]
         try:
             return _write_when_ready(2, data) if data else 0
-        except OSError:
+        except (OSError, Stalled):  # Stalled: a signal is ending the command and the reader takes nothing
             return len(data)
 
 
