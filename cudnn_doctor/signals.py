@@ -1,4 +1,5 @@
-"""SIGINT, SIGTERM and SIGHUP end every command the same way: as an exception that unwinds it.
+"""SIGINT, SIGTERM and SIGHUP (and a wrapper's SIGQUIT, SIGUSR1, SIGUSR2 and SIGALRM) end every command the same way:
+as an exception that unwinds it.
 
 `install()` (called once, in cli.main) turns each of the three signals into `Interrupted`, a
 KeyboardInterrupt that knows its signal. Every `finally`, `with` and `except KeyboardInterrupt` of the
@@ -8,7 +9,10 @@ doctor then runs for a CI runner's SIGTERM or a closed terminal's SIGHUP exactly
   on any BaseException, without Thread.join (an interrupted join misleads Python 3.10-3.12);
 - a file being written is a temporary beside its target, removed on the way out (the target stays
   as it was); install/ rolls back its transaction;
-- the command ends with 128 + the signal's number: 130 (SIGINT), 143 (SIGTERM), 129 (SIGHUP).
+- the command ends with 128 + the signal's number: 130 (SIGINT), 143 (SIGTERM), 129 (SIGHUP);
+- a write of the answer that waits on its reader (a full pipe) is cut by the signal even inside deferred() (writing),
+  and from then on a write waits STALL_S at most for its reader (streams): the answer is whole, or cut short with the
+  signal's exit code, never waited on for ever.
 
 Only the first signal raises: the clean-up it starts is bounded (a child is reaped for at most
 child.REAP_GRACE_S), and a second signal must not cut that clean-up short and leave children behind.
@@ -36,7 +40,8 @@ from cudnn_doctor.operating_system import CURRENT
 HANDLED = CURRENT.stop_signals  # SIGHUP on POSIX, SIGBREAK on Windows
 # a wrapper's signals whose default ends the process: handled as SIGTERM is where they are at their default (not where
 # the user ignored them or a program calling the doctor in-process handles them), so that what a command was doing is
-# undone as for SIGTERM; killed by SIGQUIT, SIGUSR1 or SIGALRM it left its `--output` temporary beside the user's file
+# undone as for SIGTERM (killed by SIGQUIT, SIGUSR1 or SIGALRM, it left its `--output` temporary beside the user's
+# file); only in the command's own process
 WRAPPER_SIGNALS = tuple(getattr(signal, name) for name in ("SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM")
                         if hasattr(signal, name))
 _received: list[int] = []
@@ -66,7 +71,9 @@ def install() -> None:
             signal.signal(signum, _raise_once)
         except (ValueError, OSError):  # not the main thread, or a platform without that signal
             continue
-    for signum in WRAPPER_SIGNALS:
+    import cudnn_doctor
+
+    for signum in WRAPPER_SIGNALS if cudnn_doctor.COMMAND_PROCESS else ():  # a program calling it keeps its own
         try:
             if signal.getsignal(signum) == signal.SIG_DFL:
                 signal.signal(signum, _raise_once)
@@ -148,9 +155,9 @@ def deferring() -> bool:
 
 
 def pending() -> int | None:
-    """The signal received and not yet acted on (deferred, or raised and being unwound), or None once the outcome is
-    settled or held."""
-    return _received[0] if _received and not _held else None
+    """The signal that is ending the command (deferred, raised and being unwound, or past hold() at its last flush), or
+    None where none came or the answer was written whole before it (settle)."""
+    return _received[0] if _received and not _settled else None
 
 
 _deferring: list[bool] = []
