@@ -11,7 +11,10 @@
   so the interpreter's last flush cannot fail again (exit 120). A reader that went away stays
   BrokenPipeError (exit 141, as for SIGPIPE);
 - standard error never fails a command: what cannot be written there is dropped, so a usage error with
-  standard error closed or full still exits 2 with its JSON object on standard output.
+  standard error closed or full still exits 2 with its JSON object on standard output;
+- once a signal is ending the command (signals.pending), a write waits STALL_S at most for a reader that takes
+  nothing (a full pipe, a reader that stopped reading): standard output then drops the rest of the answer, which the
+  reader has cut short (a JSON or XML parser refuses it), and the command ends with the signal's code.
 """
 
 from __future__ import annotations
