@@ -150,7 +150,9 @@ def piped(args: list[str], tmp: Path, signame: str, mode: str, at: int) -> Ended
             os.kill(process.pid, getattr(signal, signame))
             code = wait_ended(process, AFTER_SIGNAL_S)
             if code is None:
-                raise Broken(f"{signame} while its reader did not read: still running {AFTER_SIGNAL_S:.0f} s after")
+                err.seek(0)
+                raise Broken(f"{signame} while its reader did not read: still running {AFTER_SIGNAL_S:.0f} s after "
+                             f"(in {wchan(process.pid) or '?'}; stderr {err.read()[-200:]!r})")
             got = drain(read_end)[len(filler):]
         elif mode == "drip":
             began = time.monotonic()

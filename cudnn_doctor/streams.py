@@ -112,12 +112,15 @@ def _write_when_ready(fd: int, data: bytes) -> int:
     from cudnn_doctor import signals
 
     while True:
-        if signals.pending() is not None:
+        bounded = signals.pending() is not None
+        if bounded:
             if not _writable_within(fd, STALL_S):
                 raise Stalled(fd)
             data = data[:CHUNK]
         try:
             with signals.writing():
+                if not bounded and signals.pending() is not None:
+                    continue  # one came just before the mark, deferred: the write bounded, not waited on for ever
                 return os.write(fd, data)
         except BlockingIOError:
             try:
