@@ -71,9 +71,8 @@ def install() -> None:
             signal.signal(signum, _raise_once)
         except (ValueError, OSError):  # not the main thread, or a platform without that signal
             continue
-    import cudnn_doctor
-
-    for signum in WRAPPER_SIGNALS if cudnn_doctor.COMMAND_PROCESS else ():  # a program calling it keeps its own
+    for signum in WRAPPER_SIGNALS if CURRENT.owns_process else ():  # a program calling it keeps its own (runner.run
+        # installs again once entry has said the process is the command's)
         try:
             if signal.getsignal(signum) == signal.SIG_DFL:
                 signal.signal(signum, _raise_once)
