@@ -166,7 +166,6 @@ def sample(seed: int, count: int = 3) -> dict:  # type: ignore[type-arg]
     return dict(random.Random(seed).sample(table, count))
 
 
-@pytest.mark.integration
 def test_a_seeded_sample_of_the_red_team_holds() -> None:
     """Three cases of benchmarks/redteam_r25.py, a seed of their own each day: over time the sample covers the table."""
     import datetime
