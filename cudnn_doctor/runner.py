@@ -88,6 +88,8 @@ def interrupted(error: BaseException, want_json: bool, command: str | None = Non
                              command=command)
         except (OutputLost, BrokenPipeError):
             pass
+        except KeyboardInterrupt:  # its reader takes nothing (streams.STALL_S): the object is not written, and the
+            pass  # signal it would have told of is this one (it was said once, above, not again by runner.run)
     return exit_code
 
 
