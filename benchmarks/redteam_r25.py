@@ -15,7 +15,9 @@ never at a wall-clock guess:
    it (SIGPIPE, EPIPE: 141);
 4. files: the signal at the instant the doctor syncs or renames the file the user named (`--output`,
    `--junit-xml`; strace injects it as the doctor enters fsync or rename);
-5. terminal: check's coloured text on a terminal (a pty), the signal as the doctor enters its Nth write (seeded).
+5. terminal: check's coloured text on a terminal (a pty), the signal as the doctor enters its Nth write (seeded);
+6. rendered (added after the fixes): a --json answer rendered, not yet written, the pipe full; the signal sent by the
+   doctor's own process at that instant (its json_text made to send it first).
 
 A case holds when the doctor ends within its ceiling (5 s after the signal; 60 s in all) and 1 GiB, with no
 traceback and no internal error; with either the whole answer (its exit code the answer's) or an incomplete one that
@@ -401,6 +403,53 @@ def _read_some(fd: int) -> bytes:
     return got
 
 
+RENDERED = """
+import os, runpy, signal, sys
+from cudnn_doctor.render import json_out
+real, signum = json_out.json_text, int(sys.argv[1])
+def rendered(data):
+    if not json_out.written:  # the answer rendered, not yet written: the signal lands here
+        json_out.json_text = real
+        os.kill(os.getpid(), signum)
+    return real(data)
+json_out.json_text = rendered
+sys.argv = ["cudnn-doctor", *sys.argv[2:]]
+runpy.run_module("cudnn_doctor", run_name="__main__")
+"""
+RENDERED_CEILING_S = 20.0
+
+
+def rendered_case(command: str, signame: str) -> Callable[[Path], None]:
+    """COMMAND's JSON answer rendered, the pipe full (no room): SIGNAME sent by the doctor's own process as it
+    renders (added after the fixes: the Interrupted object written to a reader that takes nothing)."""
+    make, _ = COMMANDS[command]
+
+    def case(tmp: Path) -> None:
+        read_end, write_end = os.pipe()
+        fcntl.fcntl(write_end, F_SETPIPE_SZ, PIPE_SIZE)
+        os.write(write_end, b"#" * PIPE_SIZE)
+        err = tempfile.TemporaryFile()
+        process = subprocess.Popen([sys.executable, "-c", RENDERED, str(int(getattr(signal, signame))), *make(tmp)],
+                                   env=environment(tmp), cwd=tmp, stdout=write_end, stderr=err,
+                                   stdin=subprocess.DEVNULL, start_new_session=True)
+        os.close(write_end)
+        try:
+            code = wait_ended(process, RENDERED_CEILING_S)
+            if code is None:
+                raise Broken(f"{signame} as the answer was rendered, its reader taking nothing: still running "
+                             f"{RENDERED_CEILING_S:.0f} s after its start (in {wchan(process.pid) or '?'})")
+            got = drain(read_end)[PIPE_SIZE:]
+        finally:
+            kill_group(process)
+            os.close(read_end)
+        err.seek(0)
+        stderr = err.read()
+        judge(Ended(code, got, stderr), signame, True)
+        if stderr.count(b"interrupted (") != 1:
+            raise Broken(f"{signame}: 'interrupted' said {stderr.count(b'interrupted (')} times")
+    return case
+
+
 # --- the table ----------------------------------------------------------------------------------------------------
 
 def cases() -> dict[str, tuple[str, Callable[[Path], None]]]:
@@ -436,6 +485,10 @@ def cases() -> dict[str, tuple[str, Callable[[Path], None]]]:
         when = rng.randrange(1, 6)
         found[f"terminal: explain, {signame} at write {when}"] = ("terminal", terminal_case(
             ["explain", "CUDNN_STATUS_NOT_SUPPORTED"], signame, when))
+    for command in ("compat --json", "explain --json"):  # added after the fixes (said in benchmarks/README.md)
+        for signame in ("SIGINT", "SIGTERM", "SIGHUP", "SIGUSR2"):
+            found[f"rendered: {command}, {signame} as its answer is rendered, the pipe full"] = (
+                "rendered", rendered_case(command, signame))
     return found
 
 
