@@ -26,7 +26,8 @@ def gpu_package_pattern() -> str:
     data = load("libraries")
     prefixes = sorted({row["prefix"] for row in data.get("package", [])}, key=lambda p: (-len(p), p))
     frameworks = sorted(set(data.get("framework_swap", {}).get("frameworks", ())) - set(prefixes), key=lambda f: (-len(f), f))
-    parts = [_name(p) + TAIL for p in prefixes] + [_name(f) for f in frameworks]
+    # "pytorch": conda's name for torch (a framework by name, never a prefix: pytorch-lightning is no CUDA build)
+    parts = [_name(p) + TAIL for p in prefixes] + [_name(f) for f in (*frameworks, "pytorch")]
     return "(?:" + "|".join(parts) + ")"
 
 
