@@ -24,7 +24,7 @@ def test_every_installer_row_reads_the_one_table_of_gpu_packages() -> None:
     such row, where before each row knew its own list (uv's download row did not know deep-gemm, the permission row
     not flash-attn)."""
     rows = [row for row in load("errors")["error"] if PLACEHOLDER in row["pattern"]]
-    assert len(rows) >= 10, [row["id"] for row in rows]
+    assert len(rows) >= 8, [row["id"] for row in rows]
     pattern = re.compile(f"^{gpu_package_pattern()}$", re.IGNORECASE)
     for name in ("torch", "torchvision", "nvidia-cudnn-cu12", "nvidia_cublas_cu12", "tensorrt_cu12_libs", "deep_gemm",
                  "deep-ep", "sgl-kernel", "nunchaku", "flash_attn", "cupy-cuda12x", "libcublas", "cuda-nvcc", "pytorch"):
