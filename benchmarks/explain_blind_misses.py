@@ -3,6 +3,8 @@
 Usage:
   python benchmarks/explain_blind_misses.py score OUT.json [--work DIR]   score every round with its own "before" tree
   python benchmarks/explain_blind_misses.py misses OUT.json [FAMILY ...]  print the misses (default CD4 CD5) to read
+  python benchmarks/explain_blind_misses.py gains OUT.json [--work DIR]   each round's set also by the PREVIOUS round's
+                                                                          tree: what the builders in between gained blind
 
 A held_out round's set is published by the commit that adds `held_out/roundN/explain41_cases.toml`; the tree just
 before it is that commit's first parent (main with every builder of the round merged, nothing built from the set).
@@ -104,6 +106,32 @@ def score(out: Path, work: Path) -> None:
     out.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
 
 
+def gains(out: Path, work: Path) -> None:
+    """Each round's set scored by the tree before the previous round was published and by its own: the difference is
+    what the builders of the rounds in between gained on a set none of them had read (blind)."""
+    rounds = published_rounds()
+    rows: list[dict[str, Any]] = []
+    for (_, earlier, _), (name, commit, set_path) in zip(rounds, rounds[1:], strict=False):
+        both = {}
+        for label, tree_commit in (("earlier", earlier), ("own", commit)):
+            tree = export_tree(tree_commit, work / (name if label == "own" else f"{name}-earlier"))
+            child = subprocess.run([sys.executable, __file__, "_one", str(tree), str(set_path)],
+                                   capture_output=True, text=True, check=True)
+            both[label] = {r["id"]: r for r in json.loads(child.stdout)}
+        for case_id, own in both["own"].items():
+            old = both["earlier"][case_id]
+            rows.append({"set": name, "id": case_id, "family": own["family"], "earlier_right": old["right_family"],
+                         "own_right": own["right_family"], "earlier_recognised": old["recognised"],
+                         "own_recognised": own["recognised"], "earlier_claimed": old["claimed"],
+                         "own_claimed": own["claimed"]})
+        part = [r for r in rows if r["set"] == name and r["family"] != "unrelated"]
+        moved = [r["id"] for r in part if r["own_right"] != r["earlier_right"]]
+        print(f"{name:>8}: right family {sum(r['earlier_right'] for r in part)} -> {sum(r['own_right'] for r in part)} "
+              f"of {len(part)}; recognised {sum(r['earlier_recognised'] for r in part)} -> "
+              f"{sum(r['own_recognised'] for r in part)}; moved: {', '.join(moved) or 'none'}", flush=True)
+    out.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+
+
 def kind(row: dict[str, Any]) -> str:
     """How the answer missed: not recognised, the right family ranked below another, or no match of it."""
     if not row["recognised"]:
@@ -129,6 +157,9 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["score"] and len(argv) in (2, 4):
         work = Path(argv[3]) if len(argv) == 4 and argv[2] == "--work" else Path("/tmp/explain_blind_trees")
         score(Path(argv[1]), work)
+        return 0
+    if argv[:1] == ["gains"] and len(argv) in (2, 4):
+        gains(Path(argv[1]), Path(argv[3]) if len(argv) == 4 and argv[2] == "--work" else Path("/tmp/explain_blind_trees"))
         return 0
     if argv[:1] == ["misses"] and len(argv) >= 2:
         misses(Path(argv[1]), argv[2:] or ["CD4", "CD5"])
