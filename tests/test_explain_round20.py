@@ -16,6 +16,7 @@ import re
 
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.knowledge.gpu_distributions import PLACEHOLDER, gpu_package_pattern
+from tests.test_explain_installers import answers as answers_of
 from tests.test_explain_installers import declined, first
 
 
@@ -98,3 +99,25 @@ def test_conda_corrupted_gpu_package_in_the_cache() -> None:
     declined("SafetyError: The package for libxml2 located at /opt/conda/pkgs/libxml2-2.10.4-hcbfbd50_0\n"
              "appears to be corrupted. The path 'lib/libxml2.so.2.10.4'\nhas an incorrect size.\n"
              "  reported size: 1484560 bytes\n  actual size: 1048576 bytes")
+
+
+def test_pip_download_of_a_gpu_wheel_cut_short_read_by_urllib3s_frame() -> None:
+    """The log cut before urllib3's own error line: the GPU wheel pip was downloading and the traceback's first frame
+    (urllib3's _error_catcher, around the body read) say the download broke."""
+    answer = first("  Downloading https://download.pytorch.org/whl/cu121/torchvision-0.18.1%2Bcu121-cp312-cp312-"
+                   "linux_x86_64.whl (7.1 MB)\n     ━━━━━━╺━━━━━━━━━━━━━━━━━━━━━ 1.9/7.1 MB 1.1 kB/s eta 1:18:40\n"
+                   "ERROR: Exception:\nTraceback (most recent call last):\n  File \"/opt/venv/lib/python3.12/"
+                   "site-packages/pip/_vendor/urllib3/response.py\", line 438, in _error_catcher\n    yield")
+    assert answer["code"] == "CD511", answer  # was unrecognised: the row needed urllib3's last line
+    assert "--timeout" in str(answer["fix"])
+    # another package cut the same way, and a GPU wheel whose traceback says the disk was full (CD507's words)
+    declined("  Downloading opencv_python-4.10.0.84-cp37-abi3-win_amd64.whl (38.8 MB)\n"
+             "     ---------- 9.5/38.8 MB 20.0 kB/s eta 0:24:25\nERROR: Exception:\nTraceback (most recent call last):\n"
+             "  File \"C:\\\\Python312\\\\Lib\\\\site-packages\\\\pip\\\\_vendor\\\\urllib3\\\\response.py\", line 438, "
+             "in _error_catcher\n    yield")
+    full = answers_of("  Downloading torch-2.3.1-cp311-cp311-manylinux1_x86_64.whl (779.1 MB)\n"
+                      "     ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━ 779.1/779.1 MB 9.0 MB/s eta 0:00:00\nERROR: Exception:\n"
+                      "Traceback (most recent call last):\n  File \"/venv/lib/python3.11/site-packages/pip/_vendor/"
+                      "urllib3/response.py\", line 438, in _error_catcher\n    yield\nOSError: [Errno 28] No space "
+                      "left on devi")
+    assert all(match.get("id") != "pip-gpu-wheel-download-cut-short" for match in full), full
