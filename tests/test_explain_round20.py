@@ -121,3 +121,26 @@ def test_pip_download_of_a_gpu_wheel_cut_short_read_by_urllib3s_frame() -> None:
                       "urllib3/response.py\", line 438, in _error_catcher\n    yield\nOSError: [Errno 28] No space "
                       "left on devi")
     assert all(match.get("id") != "pip-gpu-wheel-download-cut-short" for match in full), full
+
+
+def test_isolated_build_read_where_the_traceback_stops_in_pips_hook_runner() -> None:
+    """pip names the step (its get_requires_for_build_* hook) and the traceback opens in the script it runs hooks in,
+    cut before the setup's own last line: a package whose setup imports torch failed there for want of torch."""
+    answer = first("Collecting causal-conv1d\n  Using cached causal_conv1d-1.5.0.post8.tar.gz (9.3 kB)\n"
+                   "  Installing build dependencies ... done\n  Getting requirements to build wheel ... error\n"
+                   "  error: subprocess-exited-with-error\n\n  × Getting requirements to build wheel did not run "
+                   "successfully.\n  │ exit code: 1\n  ╰─> [18 lines of output]\n      Traceback (most recent call "
+                   "last):\n        File \"/srv/env/lib/python3.12/site-packages/pip/_vendor/pyproject_hooks/"
+                   "_in_process/_in_process.py\", line 389, in <module>\n          main()")
+    assert answer["code"] == "CD520", answer  # was unrecognised: the hook's own frame was cut off
+    assert "--no-build-isolation causal-conv1d" in str(answer["fix"])
+    # pip's banner alone (no traceback), and the same cut traceback for a package whose setup does not import torch
+    declined("Collecting causal-conv1d\n  Using cached causal_conv1d-1.5.0.post8.tar.gz (9.3 kB)\n"
+             "  Getting requirements to build wheel ... error\n  error: subprocess-exited-with-error\n\n"
+             "  × Getting requirements to build wheel did not run successfully.\n  │ exit code: 1\n"
+             "  ╰─> See above for output.")
+    declined("Collecting pycocotools\n  Using cached pycocotools-2.0.8.tar.gz (24 kB)\n"
+             "  × Getting requirements to build wheel did not run successfully.\n  │ exit code: 1\n"
+             "  ╰─> [18 lines of output]\n      Traceback (most recent call last):\n        File \"/srv/env/lib/"
+             "python3.12/site-packages/pip/_vendor/pyproject_hooks/_in_process/_in_process.py\", line 389, in "
+             "<module>\n          main()")
