@@ -71,15 +71,25 @@ def readme() -> str:
 
 # --- whether any Python program starts in an environment ---------------------------------------------------------
 
-def program_starts(env: dict[str, str], cwd: Path) -> bool:
+def program_starts(env: dict[str, str], cwd: Path, clean_output: bool = False) -> bool:
     """A bare program of the doctor's Python (as a program is started: site and every variable read) reaches its
-    first line and ends cleanly in ENV."""
-    try:
-        done = subprocess.run([sys.executable, "-c", "print('R24-STARTED')"], env=env, cwd=cwd, capture_output=True,
-                              timeout=20, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
+    first line and ends cleanly in ENV (its output in files: a daemon a hook left holding a pipe is not waited for);
+    where CLEAN_OUTPUT, its standard output is also only what it wrote (the loader wrote nothing there)."""
+    import tempfile
+
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        try:
+            code = subprocess.run([sys.executable, "-c", "import os\ntry:\n    os.write(1, b'R24-STARTED')\n"
+                                   "except OSError:\n    pass\n"], env=env, cwd=cwd, stdout=out, stderr=err,
+                                  timeout=20, stdin=subprocess.DEVNULL).returncode
+        except subprocess.TimeoutExpired:
+            return False
+        out.seek(0)
+        err.seek(0)
+        said, complained = out.read(), err.read()
+    if code != 0 or b"Traceback" in complained or b"Fatal Python error" in complained:
         return False
-    return done.returncode == 0 and b"R24-STARTED" in done.stdout and b"Traceback" not in done.stderr
+    return said == b"R24-STARTED" if clean_output else True
 
 
 def no_start_said(variable: str, machine: Machine, cwd: Path) -> None:
@@ -98,7 +108,8 @@ def no_start_said(variable: str, machine: Machine, cwd: Path) -> None:
 
 def start_case(setup: Callable[[Path], tuple[Machine, dict[str, str]]], variable: str,
                judge: Callable[[dict, r22.Done], None] | None = None, *, text: bool = True,
-               prefix_path: bool = False) -> Case:
+               prefix_path: bool = False, clean_output: bool = False, codes: tuple[int, ...] = (0, 1, 2),
+               own_daemon: bool = False) -> Case:
     """The doctor started with the variables SETUP gives (PYTHONPATH's folders before the package's, where
     PREFIX_PATH). Where no program starts there, README's line for VARIABLE; else check as every case, JUDGE on
     the report and the process's output."""
@@ -107,7 +118,7 @@ def start_case(setup: Callable[[Path], tuple[Machine, dict[str, str]]], variable
         env = dict(machine.env)
         env.update(variables)
         probe_env = dict(env)
-        if not program_starts(probe_env, machine.cwd):
+        if not program_starts(probe_env, machine.cwd, clean_output):
             no_start_said(variable, machine, machine.cwd)
             return
         env["PYTHONPATH"] = (f"{variables['PYTHONPATH']}{os.pathsep}" if prefix_path else "") + r22.package()
@@ -115,21 +126,46 @@ def start_case(setup: Callable[[Path], tuple[Machine, dict[str, str]]], variable
         done = r22.run(argv, env, machine.cwd, CEILING_S)
         if done.rss_kib > r22.CEILING_RSS_KIB:
             raise Broken(f"{done.rss_kib >> 10} MiB resident")
-        report = held(_last_json(done), True)
+        if done.returncode == 74 and 74 in codes:  # its output closed under it: one line says so
+            if b"standard output" not in done.stderr:
+                raise Broken(f"exit 74 without saying standard output: {done.stderr[-200:]!r}")
+            no_child_left(str(tmp))
+            return
+        report = held(_last_json(done), True, codes)
         no_bug_finding(done, "check --json")
         if judge is not None:
             judge(report, done)
         if text:
             plain = r22.run(argv[:-1], env, machine.cwd, CEILING_S)
-            held(plain, False)
-        no_child_left(str(tmp))
+            held(plain, False, codes)
+        if own_daemon:  # the user's hook's own daemon, forked in every Python program: not the doctor's to end
+            no_child_left_but(str(tmp))
+        else:
+            no_child_left(str(tmp))
     return case
 
 
+def no_child_left_but(marker: str) -> None:
+    """Every process holding MARKER ended (those a user's hook forked in every program's own process, the doctor's
+    included, are killed here, not judged)."""
+    try:
+        no_child_left(marker)
+    except Broken:
+        pass
+
+
 def _last_json(done: r22.Done) -> r22.Done:
-    """DONE as judged where a user's start-up hook printed before the doctor's first line: its JSON is the last line."""
-    lines = done.stdout.rstrip(b"\n").split(b"\n")
-    return r22.Done(done.returncode, lines[-1] + b"\n" if lines else b"", done.stderr, done.rss_kib, done.seconds)
+    """DONE as judged where a user's start-up hook printed before the doctor's first line: its JSON object is what
+    follows the first line start from which the rest parses."""
+    data = done.stdout
+    starts = [0] + [at + 1 for at in range(len(data)) if data[at:at + 2] == b"\n{"] if b"\n{" in data else [0]
+    for start in starts:
+        try:
+            json.loads(data[start:])
+        except ValueError:
+            continue
+        return r22.Done(done.returncode, data[start:], done.stderr, done.rss_kib, done.seconds)
+    return done
 
 
 def plain(tmp: Path) -> Machine:
@@ -201,10 +237,16 @@ STDLIB_SHADOWS: dict[str, tuple[str, ...]] = {
 }
 
 
-def shadow_named(folder: str) -> Callable[[dict, r22.Done], None]:
+def shadow_named(folder: str, modules: tuple[str, ...], cwd: Path) -> Callable[[dict, r22.Done], None]:
+    """CD419 names FOLDER where a program's import of MODULES gets the user's files (a module Python loads before
+    PYTHONPATH applies, io or abc, is never shadowed: nothing to say then)."""
     def judge(report: dict, done: r22.Done) -> None:
+        names = ", ".join(module.split("/")[0] for module in modules)
+        env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": folder}
+        shadowed = subprocess.run([sys.executable, "-c", f"import {names}"], env=env, cwd=cwd, capture_output=True,
+                                  timeout=20).returncode != 0
         said = [f for f in report.get("findings", []) if f.get("code") == "CD419" and folder in json.dumps(f)]
-        if not said:
+        if shadowed and not said:
             raise Broken(f"a PYTHONPATH folder hiding the standard library's modules named by no CD419 "
                          f"({[f.get('code') for f in report.get('findings', [])]})")
     return judge
@@ -221,7 +263,7 @@ def stdlib_shadow_case(modules: tuple[str, ...]) -> Case:
         return machine, {"PYTHONPATH": str(folder)}
 
     def judged(tmp: Path) -> None:
-        start_case(setup, "PYTHONPATH", shadow_named(str(tmp / "shadows")), prefix_path=True)(tmp)
+        start_case(setup, "PYTHONPATH", shadow_named(str(tmp / "shadows"), modules, tmp), prefix_path=True)(tmp)
     return judged
 
 
@@ -260,7 +302,8 @@ def hook_case(name: str, kind: str) -> Case:
             (folder / "sitecustomize.py").write_text("import os, site\nsite.addsitedir(os.path.dirname(__file__))\n")
             (folder / "hostile.pth").write_text("import os; exec(" + repr(code) + ")\n")
         return machine, {"PYTHONPATH": str(folder)}
-    return start_case(setup, "PYTHONPATH", hook_said if name.startswith("prints") else None, prefix_path=True)
+    return start_case(setup, "PYTHONPATH", hook_said if name.startswith("prints") else None, prefix_path=True,
+                      codes=(74,) if "closes" in name else (0, 1, 2), own_daemon="daemon" in name)
 
 
 # --- 3. the loader's variables -----------------------------------------------------------------------------------
@@ -298,7 +341,7 @@ def loader_case(variable: str, value: str | Callable[[Path], str], others: dict[
         def setup(tmp: Path) -> tuple[Machine, dict[str, str]]:
             return plain(tmp), {variable: written, **{k: v.format(tmp=tmp) for k, v in others.items()}}
         judge = preload_failure_said(written) if variable == "LD_PRELOAD" else None
-        start_case(setup, variable, judge)(tmp)
+        start_case(setup, variable, judge, clean_output=True)(tmp)
     return judged
 
 
@@ -345,9 +388,9 @@ def working_case(where: str) -> Case:
             (cwd / "__future__.py").write_text("raise SystemExit('torch\\'s own __future__')\n")
             (cwd / "typing.py").write_text("raise SystemExit('a typing of its own')\n")
         elif where == "deleted":
-            cwd = tmp / "gone"
-            cwd.mkdir()
-            prefix = ["bash", "-c", f'cd "{cwd}" && rmdir "{cwd}" && exec "$@"', "bash"]
+            gone = tmp / "gone"
+            prefix = ["bash", "-c", f'mkdir -p "{gone}" && cd "{gone}" && rmdir "{gone}" && exec "$@"', "bash"]
+            cwd = tmp
         elif where == "unreadable":
             cwd = tmp / "closed"
             cwd.mkdir()

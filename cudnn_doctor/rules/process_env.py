@@ -15,7 +15,7 @@ from typing import Any
 from cudnn_doctor.codes import CODES, finding
 from cudnn_doctor.knowledge import environment, loader_words
 from cudnn_doctor.knowledge.data import load
-from cudnn_doctor.model import HANGS, Finding, Framework, LoadedCudnn, ProcessView, Report
+from cudnn_doctor.model import HANGS, LOADER_REFUSED, Finding, Framework, LoadedCudnn, ProcessView, Report
 from cudnn_doctor.specifiers import InvalidSpecifier, Specifiers
 from cudnn_doctor.versions import ascii_digits, release_in_file_name, version_tuple
 
@@ -575,8 +575,11 @@ def _preload_takes(takes: tuple[str, ...], entries: str, variable: str) -> list[
     made = finding("CD116", subject=entries, evidence="seen",
                    proof=f"a bare Python started here with {variable}, beside one started without {entries}: the "
                          f"first {'; '.join(takes)}",
-                   limit=f"{variable}: {_shown(entries)} (no row of the data knows it) runs its constructor in every "
-                         f"process started here, before the program's first line, and it {'; '.join(takes)}",
+                   limit=f"{variable}: {_shown(entries)} (no row of the data knows it) "
+                         + ("is asked of the loader in every process started here, before the program's first line, "
+                            "and it" if all(take.startswith(LOADER_REFUSED) for take in takes) else
+                            "runs its constructor in every process started here, before the program's first line, "
+                            "and it") + f" {'; '.join(takes)}",
                    effect="every program started here (torch, JAX, their compilers, this doctor's own children) "
                           "starts so", slow_preload=entries)
     return [made if any(take.startswith(PRELOAD_STOPS) for take in takes) else replace(made, severity="warning")]

@@ -1,0 +1,167 @@
+"""Round twenty's reliability classes (issue 43; found by benchmarks/redteam_r24.py over the doctor's own start in a
+hostile environment and the surfaces of session fifteen, each a test that failed before its fix), and a sample of that
+red-team in CI."""
+
+from __future__ import annotations
+
+import datetime
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, Machine
+
+linux_only = pytest.mark.skipif(sys.platform != "linux", reason="the loader of Linux, memory files")
+
+
+def _redteam():  # type: ignore[no-untyped-def]
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    spec = importlib.util.spec_from_file_location("redteam_r24", ROOT / "benchmarks" / "redteam_r24.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _started(machine: Machine, *args: str) -> subprocess.CompletedProcess[bytes]:
+    """The doctor as its console script starts it (python -P -m), with the machine's environment as a program
+    has it (not buffered otherwise than Python buffers a pipe)."""
+    env = {k: v for k, v in machine.env.items() if k != "PYTHONUNBUFFERED"}
+    return subprocess.run([sys.executable, "-P", "-m", "cudnn_doctor", *args], env=env, cwd=machine.cwd,
+                          capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+
+
+# --- the doctor's own start: what a start-up hook printed ---------------------------------------------------------------
+
+@linux_only
+@pytest.mark.parametrize("printed", [b"hello from a hook\n", b"\x1b[2J\x1b]0;title\x07\xff\xfe no newline"])
+def test_what_a_start_up_hook_printed_is_said_and_escaped(machine: Machine, tmp_path: Path, printed: bytes) -> None:
+    """A sitecustomize on PYTHONPATH that prints as Python starts prints in every Python program: its text (which the
+    doctor takes out of its own output, so that the JSON stays one object) is said on standard error, escaped (a
+    hook's terminal escapes drive no terminal), with one line naming the hook. Before, the text went to standard
+    error raw, escapes and all, and nothing said where it came from."""
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(f"import sys\nsys.stdout.buffer.write({printed!r})\n")
+    machine.env["PYTHONPATH"] = f"{hooks}{os.pathsep}{machine.env['PYTHONPATH']}"
+    done = _started(machine, "check", "--json")
+    assert done.returncode in (0, 1), done.stderr[-400:]
+    json.loads(done.stdout)  # one object, the hook's text not in it
+    said = done.stderr.decode("utf-8", "replace")
+    assert "\x1b" not in said and "\ufffd" not in said, said
+    assert f"a start-up hook ({hooks / 'sitecustomize.py'}) printed {len(printed)} bytes" in said, said
+    assert ("\\x1b[2J" if b"\x1b" in printed else "hello from a hook") in said, said
+
+
+@linux_only
+def test_a_hook_that_printed_nothing_is_not_said(machine: Machine, tmp_path: Path) -> None:
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text("import os\n")
+    machine.env["PYTHONPATH"] = f"{hooks}{os.pathsep}{machine.env['PYTHONPATH']}"
+    done = _started(machine, "check", "--json")
+    assert b"start-up hook" not in done.stderr and done.stdout.startswith(b"{"), done.stderr[-400:]
+
+
+# --- the loader's variables: an entry it cannot load ------------------------------------------------------------------
+
+@linux_only
+@pytest.mark.parametrize(("variable", "entry", "words"), [
+    ("LD_PRELOAD", "/nonexistent/libmissing.so", "cannot open shared object file"),
+    ("LD_PRELOAD", "{tmp}", "cannot read file data"),  # a folder
+    ("LD_AUDIT", "/nonexistent/libaudit.so", "cannot open shared object file"),
+])
+def test_a_preload_the_loader_refuses_is_seen_and_taken_out(machine: Machine, tmp_path: Path, variable: str,
+                                                              entry: str, words: str) -> None:
+    """An LD_PRELOAD (or LD_AUDIT) entry the loader cannot load: every program started here prints ld.so's 'ERROR:
+    ld.so: object ... ignored.' on its standard error and runs without it. The bare start the doctor asks about a
+    preload no row knows (probes/start_cost.py) answers in the loader's words: CD116, seen, a warning naming the entry;
+    the plan takes it out. Before, nothing was said (the start cost the same, and took nothing)."""
+    entry = entry.format(tmp=tmp_path)
+    machine.env[variable] = entry
+    report = machine.check_json()
+    [said] = [f for f in report["findings"] if f["code"] == "CD116"]
+    assert said["severity"] == "warning" and said["evidence"] == "seen" and said["subject"] == entry, said
+    assert words in said["proof"] and "ERROR: ld.so: object" in said["detail"], said
+    assert f"unset {variable}" in said["fix"], said["fix"]
+
+
+# --- where no Python starts: README's one line --------------------------------------------------------------------------
+
+NO_START = [("PYTHONHOME", "/nonexistent/python-home"), ("PYTHONIOENCODING", "bogus"), ("PYTHONUTF8", "2"),
+            ("PYTHONMALLOC", "bogus"), ("PYTHONINTMAXSTRDIGITS", "1"), ("PYTHONHASHSEED", "bogus"),
+            ("PYTHONPLATLIBDIR", "no-such-lib"), ("LD_TRACE_LOADED_OBJECTS", "1"), ("LD_DEBUG", "help")]
+
+
+@linux_only
+@pytest.mark.parametrize(("variable", "value"), NO_START)
+def test_where_no_python_starts_readme_gives_the_line_to_run_instead(machine: Machine, variable: str,
+                                                                     value: str) -> None:
+    """Settings that stop every Python program (or every program the loader starts) before its first line: the doctor's
+    own process cannot start, so no code of it can say why. Python (or ld.so) is asked that it indeed does not start;
+    README names the setting with what the user sees and the one line to run instead, and that line answers."""
+    env = {**machine.env, variable: value}
+    bare = subprocess.run([sys.executable, "-c", "import os; os.write(1, b'STARTED')"], env=env,
+                          capture_output=True, timeout=30)
+    assert bare.stdout != b"STARTED", bare  # no program starts: the doctor's own process cannot
+    line = f"env -u {variable} cudnn-doctor check"
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    row = next((r for r in text.splitlines() if r.startswith("| ") and f"`{line}`" in r), None)
+    assert row is not None, f"README has no row giving `{line}`"
+    assert variable in row.split("|")[1], row
+    assert machine.check_json() is not None  # the line's environment: the variable left out
+
+
+@linux_only
+def test_with_a_python_variable_the_doctor_started_by_python_e_names_it_and_fix_unsets_it(machine: Machine,
+                                                                                         tmp_path: Path) -> None:
+    """README's other way: the doctor started by an interpreter that reads no PYTHON* variable (`python3 -E`) sees
+    the variable; where a framework's Python stops with it, check names it (CD411) and fix's shell lines unset it."""
+    from tests.test_settings_read_files import torch_here
+
+    torch_here(machine, tmp_path)
+    env = {**machine.env, "PYTHONHASHSEED": "bogus"}
+    done = subprocess.run([sys.executable, "-E", "-m", "cudnn_doctor", "check", "--json"], env=env, cwd=ROOT,
+                          capture_output=True, timeout=60)
+    [said] = [f for f in json.loads(done.stdout)["findings"] if f["code"] == "CD411"]
+    assert said["subject"] == "PYTHONHASHSEED" and said["severity"] == "error", said
+    for shell, line in (("bash", "unset PYTHONHASHSEED"), ("fish", "set -e PYTHONHASHSEED")):
+        done = subprocess.run([sys.executable, "-E", "-m", "cudnn_doctor", "fix", "--shell", shell], env=env, cwd=ROOT,
+                              capture_output=True, timeout=60)
+        assert line in done.stdout.decode(), done.stdout[-600:]
+
+
+# --- a sample of the red-team in CI -------------------------------------------------------------------------------------
+
+SAMPLED = ("Python's variables", "start-up hooks", "loader variables", "locale", "install state", "unknown settings")
+SLOW = ("sleeps", "daemon", "5,000", "2,000", "120 KB", "PYTHONPATH hiding")  # left to the whole run: seconds each
+
+
+def sample(seed: int, count: int = 4) -> dict:  # type: ignore[type-arg]
+    """COUNT cases of the red-team's quick classes, chosen by SEED."""
+    import random
+
+    table = [(name, case) for name, case in _redteam().cases().items()
+             if case[0] in SAMPLED and not any(word in name for word in SLOW)]
+    return dict(random.Random(seed).sample(table, count))
+
+
+@linux_only
+@pytest.mark.integration
+def test_a_seeded_sample_of_the_red_team_holds() -> None:
+    """Four cases of benchmarks/redteam_r24.py (the classes of a second or two each), a seed of their own each day:
+    over time the sample covers the table."""
+    import io
+
+    seed = int(datetime.date.today().strftime("%Y%m%d"))
+    said = io.StringIO()
+    tally = _redteam().run_cases(sample(seed), out=said)
+    broken = [name for _good, _total, names in tally.values() for name in names]
+    assert not broken, (f"seed {seed}: rerun with python benchmarks/redteam_r24.py --only NAME", said.getvalue(),
+                        json.dumps(sorted(sample(seed))))
