@@ -92,6 +92,58 @@ def test_a_preload_the_loader_refuses_is_seen_and_taken_out(machine: Machine, tm
     assert f"unset {variable}" in said["fix"], said["fix"]
 
 
+def test_only_the_entries_asked_about_are_taken_from_the_loaders_words() -> None:
+    """A preload that prints ld.so's refusal itself, naming another file, names nothing: only the entries the bare start
+    was asked about are taken from the words on its standard error."""
+    from cudnn_doctor.probes.start_cost import loader_refused
+
+    forged = ("ERROR: ld.so: object '/etc/passwd' from LD_PRELOAD cannot be preloaded (forged): ignored.\n"
+              "ERROR: ld.so: object '/opt/a.so' from LD_PRELOAD cannot be preloaded (invalid ELF header): ignored.\n")
+    [said] = loader_refused(forged, ("/opt/a.so",))
+    assert "invalid ELF header" in said and "'/opt/a.so'" in said and "passwd" not in said, said
+    assert loader_refused(forged, ("/opt/b.so",)) == ()
+
+
+# --- variables by the thousand ------------------------------------------------------------------------------------------
+
+@linux_only
+def test_a_refused_context_among_thousands_of_cuda_variables_is_named_and_few_are_spelled(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """CUDA's first context refused among 6,000 CUDA variables no row knows (a machine's, not a person's): the one that
+    refuses it is still named by halving, and only the first MAX_SPELLED unknown names are matched with difflib for a
+    misspelling of a documented one. Before, every one was (60,000 took check past a minute), and each halving's child
+    environment searched the names left out as a list (20,000: 17 s)."""
+    import difflib
+
+    from cudnn_doctor.rules.process_env import MAX_SPELLED
+    from tests.test_process_env import gpu_machine
+
+    machine = Machine(tmp_path, in_process=True)
+    gpu_machine(machine, tmp_path, gpus=1)
+    machine.env.update({f"CUDA_R24_{n}": "1" for n in range(6000)})
+    machine.env["CUDA_FAKE_CONTEXT_LIMIT"] = "500"
+    asked = []
+    matcher = difflib.get_close_matches
+    monkeypatch.setattr(difflib, "get_close_matches", lambda word, *args, **kw: (asked.append(word),
+                                                                                 matcher(word, *args, **kw))[1])
+    report = machine.check_json()
+    assert report["process"]["context_blamed"] == ["CUDA_FAKE_CONTEXT_LIMIT"], report["process"]["context_blamed"]
+    assert 0 < len(asked) <= MAX_SPELLED, len(asked)
+
+
+def test_the_misspelling_index_holds_every_name_difflib_could_match() -> None:
+    """The documented names indexed by the lengths a misspelling of them may have: the same as asking difflib's bound
+    (2 * the shorter length / both lengths, at least MISSPELT) of every name, the boundary included (11 and 9)."""
+    from cudnn_doctor.knowledge import environment
+    from cudnn_doctor.rules.process_env import MISSPELT, _documented
+
+    index = _documented("CUDA_")
+    for known in (name for name in environment.rows() if name.startswith("CUDA_")):
+        for length in range(1, 80):
+            reachable = 2 * min(length, len(known)) / (length + len(known)) >= MISSPELT
+            assert (known in index.get(length, ())) == reachable, (known, length)
+
+
 # --- where no Python starts: README's one line --------------------------------------------------------------------------
 
 NO_START = [("PYTHONHOME", "/nonexistent/python-home"), ("PYTHONIOENCODING", "bogus"), ("PYTHONUTF8", "2"),

@@ -770,11 +770,14 @@ def settings(report: Report) -> list[Finding]:
         return findings
     known = environment.rows()
     refused = set(view.context_variables) if view.context not in (None, "ok") else set()
+    # a misspelling is a name a person typed: the first MAX_SPELLED unknown names are matched against the documented
+    # ones, not 60,000 a machine set (each matched with difflib took check past a minute)
+    spelled = frozenset([variable for variable in view.settings if variable not in known][:MAX_SPELLED])
     for variable, given in view.settings.items():
         if variable in refused and len(refused) == 1:
             continue  # CUDA itself refused the context with it (context_refused): seen, said there
         start = len(findings)
-        _judge_variable(report, view, known, variable, given, findings)
+        _judge_variable(report, view, known, variable, given, findings, variable in spelled)
         findings[start:] = [when_used(made, variable, report) for made in findings[start:]]
     return findings
 
@@ -802,12 +805,12 @@ def when_used(made: Finding, variable: str, report: Report) -> Finding:
 
 
 def _judge_variable(report: Report, view: ProcessView, known: dict[str, dict[str, Any]], variable: str, given: str,
-                    findings: list[Finding]) -> None:
-    """VARIABLE=GIVEN's findings, added to FINDINGS."""
+                    findings: list[Finding], spell: bool = True) -> None:
+    """VARIABLE=GIVEN's findings, added to FINDINGS (an unknown name matched for a misspelling where SPELL)."""
     value = _shown(given)
     row = known.get(variable)
     if row is None:
-        findings += _family_setting(report, view, variable, given)
+        findings += _family_setting(report, view, variable, given, spell)
         return
     if row["framework"] == "nccl" and row["grammar"] in environment.NCCL_OWN_GRAMMARS:
         return  # rules/multi_gpu.py judges these of NCCL's
@@ -1022,7 +1025,7 @@ DEEP_PROVES = "; `cudnn-doctor check --deep` runs the frameworks here with it, w
 USED_PROVES = "; read from the data, not tried here: a program of yours that uses it proves what it does"
 
 
-def _family_setting(report: Report, view: ProcessView, variable: str, value: str) -> list[Finding]:
+def _family_setting(report: Report, view: ProcessView, variable: str, value: str, spell: bool = True) -> list[Finding]:
     """A variable of a family (JAX_*, TORCH_*, ...) that no row knows: judged where the installed framework's own
     files answered for it (view.setting_answers), else not at all."""
     answer = view.setting_answers.get(variable)
@@ -1031,7 +1034,7 @@ def _family_setting(report: Report, view: ProcessView, variable: str, value: str
         return []
     name = _display(family["framework"])
     if answer is None:
-        return _misspelt(variable, value, family, name) or _unasked(variable, value, family, name)
+        return (_misspelt(variable, value, family, name) if spell else []) or _unasked(variable, value, family, name)
     if answer.kind == "unknown":
         return [finding("CD418", subject=variable, refs=(family["source"],), variable=variable, value=_shown(value),
                         why=f"{name} reads no variable of this name (no file of the installed {name} names it: "
@@ -1136,7 +1139,10 @@ def _misspelt(variable: str, value: str, family: dict[str, Any], name: str) -> l
     alone (other programs use the prefixes too)."""
     import difflib
 
-    documented = [known for known, row in environment.rows().items() if known.startswith(family["prefix"])]
+    # only names whose length lets difflib's ratio reach MISSPELT (2 * matches / both lengths: within a tenth of each
+    # other), from an index made once: 60,000 unknown CUDA variables each listed every documented name and matched it
+    # (64 s of check; a second now)
+    documented = _documented(family["prefix"]).get(len(variable), ())
     meant = difflib.get_close_matches(variable, documented, n=1, cutoff=MISSPELT)
     if not meant:
         return []
@@ -1148,6 +1154,22 @@ def _misspelt(variable: str, value: str, family: dict[str, Any], name: str) -> l
 
 
 MISSPELT = 0.9  # difflib's ratio: a letter or two off a documented name of 20 characters
+MAX_SPELLED = 1000  # unknown names of a family matched for a misspelling, at most (settings)
+
+
+@functools.cache
+def _documented(prefix: str) -> dict[int, tuple[str, ...]]:
+    """The names the data documents that begin with PREFIX, by each length of a name they could be a misspelling of:
+    difflib's ratio 2M / (a + b), M at most the shorter length, reaches MISSPELT only where the lengths are that close."""
+    by_length: dict[int, list[str]] = {}
+    for known in environment.rows():
+        if known.startswith(prefix):
+            size = len(known)
+            low = math.ceil(size * MISSPELT / (2 - MISSPELT) - 1e-9)  # 11 * 0.9 / 1.1 is 9.000000000000002
+            high = math.floor(size * (2 - MISSPELT) / MISSPELT + 1e-9)
+            for length in range(low, high + 1):
+                by_length.setdefault(length, []).append(known)
+    return {length: tuple(names) for length, names in by_length.items()}
 # the readers whose variables are read inside their own libraries, where no cheap question reaches them: cuDNN (and
 # its frontend, compiled into torch and XLA). CUDA's own family is asked instead (a first context is made:
 # knowledge.environment.read_at_context); the frameworks' families are asked of their files (names_from) or left alone,
