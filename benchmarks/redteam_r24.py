@@ -698,6 +698,9 @@ def _regular_files(tmp: Path, count: int) -> str:
 
 UNKNOWNS: dict[str, Callable[[Path], dict[str, str]]] = {
     "5,000 CUDNN_* variables": lambda tmp: {f"CUDNN_R24_{n}": "1" for n in range(5000)},
+    "30,000 CUDNN_* variables": lambda tmp: {f"CUDNN_R24_{n}": "1" for n in range(30000)},
+    "30,000 TORCH_* and JAX_* variables": lambda tmp: {f"{family}_R24_{n}": "1" for n in range(15000)
+                                                       for family in ("TORCH", "JAX")},
     "CUDNN_* names with escapes and bytes not UTF-8": lambda tmp: {
         "CUDNN_\x1b[2J": "\x1b]0;t\x07", os.fsdecode(b"CUDNN_\xff\xfe"): os.fsdecode(b"\xff\n"),
         "CUDNN_\u009b31m": "1"},

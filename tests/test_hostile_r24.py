@@ -131,6 +131,28 @@ def test_a_refused_context_among_thousands_of_cuda_variables_is_named_and_few_ar
     assert 0 < len(asked) <= MAX_SPELLED, len(asked)
 
 
+@linux_only
+def test_thousands_of_cudnn_variables_no_row_knows_are_one_finding(machine: Machine, tmp_path: Path) -> None:
+    """Variables of cuDNN's family that no row knows are each a warning (the reader named, --deep proves it) up to
+    MAX_UNASKED_SAID; more are one warning that counts them and names the first few, and no plan step each: 30,000 a
+    machine set were 30,000 findings (80 MB of JSON, a text report past five minutes)."""
+    from cudnn_doctor.rules.process_env import MAX_UNASKED_SAID
+    from tests.test_settings_read_files import torch_here
+
+    torch_here(machine, tmp_path)
+    machine.env.update({f"CUDNN_R24_{n}": "1" for n in range(3 * MAX_UNASKED_SAID)})
+    report = machine.check_json()
+    [said] = [f for f in report["findings"] if f["code"] == "CD416"]
+    assert said["severity"] == "warning" and f"{3 * MAX_UNASKED_SAID} variables CUDNN_*" in said["detail"], said
+    assert said["subject"].endswith(f"and {2 * MAX_UNASKED_SAID} more") and "--deep" in said["fix"], said
+    assert len(said["values"]["unasked_variables"]) == 3 * MAX_UNASKED_SAID
+    for n in range(MAX_UNASKED_SAID, 3 * MAX_UNASKED_SAID):
+        del machine.env[f"CUDNN_R24_{n}"]
+    report = machine.check_json()
+    assert sorted(f["subject"] for f in report["findings"] if f["code"] == "CD416") == sorted(
+        f"CUDNN_R24_{n}" for n in range(MAX_UNASKED_SAID))
+
+
 def test_the_misspelling_index_holds_every_name_difflib_could_match() -> None:
     """The documented names indexed by the lengths a misspelling of them may have: the same as asking difflib's bound
     (2 * the shorter length / both lengths, at least MISSPELT) of every name, the boundary included (11 and 9)."""

@@ -779,7 +779,37 @@ def settings(report: Report) -> list[Finding]:
         start = len(findings)
         _judge_variable(report, view, known, variable, given, findings, variable in spelled)
         findings[start:] = [when_used(made, variable, report) for made in findings[start:]]
-    return findings
+    return _unasked_together(findings)
+
+
+MAX_UNASKED_SAID = 8  # variables of a family no row knows, each said alone; past that, all in one finding
+
+
+def _unasked_together(findings: list[Finding]) -> list[Finding]:
+    """The warnings about variables of a family no row knows and no file answers for (_unasked), each alone where
+    there are at most MAX_UNASKED_SAID of them, else all in one: 30,000 CUDNN_* variables a machine set were 30,000
+    findings (80 MB of JSON, a plan step each, and a text report past five minutes). The one names the first few and
+    how many more; like any finding of several variables, the plan leaves it to the words (--deep asks which matter)."""
+    unasked = [f for f in findings if f.values.get("unasked")]
+    if len(unasked) <= MAX_UNASKED_SAID:
+        return findings
+    names = [str(f.subject) for f in unasked]
+    first = unasked[0]
+    prefix = str(first.values["unasked"])
+    listed = ", ".join(names[:MAX_UNASKED_SAID])
+    effect = (f"no row of the data knows these {len(names)} variables of cuDNN's ({prefix}*: {listed} and "
+              f"{len(names) - MAX_UNASKED_SAID} more), and cuDNN reads its settings inside its libraries and its "
+              "frontend, compiled into torch and XLA, which the doctor cannot ask cheaply: what they do to the GPU work "
+              "of every program that loads cuDNN here is not known")
+    together = replace(first, subject=f"{listed} and {len(names) - MAX_UNASKED_SAID} more",
+                       detail=f"{len(names)} variables {prefix}*: {effect}.",
+                       values={**first.values, "variable": f"{len(names)} variables {prefix}*", "value": "",
+                               "effect": effect, "why": effect, "unasked_variables": names,
+                               "fix": f"Unset those of the {prefix}* variables that you did not set for cuDNN on "
+                                      "purpose; `cudnn-doctor check --deep` runs the frameworks here with them, which "
+                                      "proves what they do"})
+    kept = [f for f in findings if not f.values.get("unasked")]
+    return [*kept, together]
 
 
 def when_used(made: Finding, variable: str, report: Report) -> Finding:
@@ -1187,7 +1217,7 @@ def _unasked(variable: str, value: str, family: dict[str, Any], name: str) -> li
               "what it does to the GPU work of every program that loads cuDNN here is not known" + DEEP_PROVES)
     made = finding(environment.cure_code(variable), subject=variable, refs=(family["source"],), evidence="read",
                    variable=variable, value=_shown(value), effect=effect, why=effect, framework=name,
-                   consequence="", fix_value=None)
+                   consequence="", fix_value=None, unasked=family["prefix"])
     return [replace(made, severity="warning")]
 
 
