@@ -696,6 +696,15 @@ def _regular_files(tmp: Path, count: int) -> str:
     return " ".join(flags)
 
 
+def _short_files(count: int) -> str:
+    """COUNT flags naming files of a short path (/tmp/r24x/N), so that XLA_FLAGS stays within exec's 128 KiB."""
+    folder = Path("/tmp/r24x")
+    folder.mkdir(exist_ok=True)
+    for n in range(count):
+        (folder / str(n)).write_text("x")
+    return " ".join(f"--xla_q{n}={folder / str(n)}" for n in range(count))
+
+
 UNKNOWNS: dict[str, Callable[[Path], dict[str, str]]] = {
     "5,000 CUDNN_* variables": lambda tmp: {f"CUDNN_R24_{n}": "1" for n in range(5000)},
     "30,000 CUDNN_* variables": lambda tmp: {f"CUDNN_R24_{n}": "1" for n in range(30000)},
@@ -710,6 +719,7 @@ UNKNOWNS: dict[str, Callable[[Path], dict[str, str]]] = {
     "an XLA file flag naming /dev/zero": lambda tmp: {"XLA_FLAGS": "--xla_r24_unknown_file=/dev/zero"},
     "an XLA file flag of 120 KB": lambda tmp: {"XLA_FLAGS": "--xla_r24_unknown_file=/" + "a" * 120_000},
     "2,000 XLA flags naming regular files": lambda tmp: {"XLA_FLAGS": _regular_files(tmp, 2000)},
+    "5,000 XLA flags naming regular files (as many as exec takes)": lambda tmp: {"XLA_FLAGS": _short_files(5000)},
     "an XLA file flag named with escapes": lambda tmp: ((tmp / "e\x1b[2J\nx").write_text("x"), {
         "XLA_FLAGS": f"--xla_r24_unknown_file={tmp / 'e'}\x1b[2J\nx"})[1],
 }

@@ -153,6 +153,27 @@ def test_thousands_of_cudnn_variables_no_row_knows_are_one_finding(machine: Mach
         f"CUDNN_R24_{n}" for n in range(MAX_UNASKED_SAID))
 
 
+@linux_only
+def test_thousands_of_xla_flags_naming_files_are_one_finding(machine: Machine, tmp_path: Path) -> None:
+    """XLA flags no row knows that name regular files: each a warning up to MAX_UNASKED_SAID, more one warning that
+    counts them and keeps the one fix (XLA_FLAGS without them all, the known flags kept). 5,000 were 5,000 findings
+    (11 MB of JSON, 3.8 MB of text), each with the same fix."""
+    from cudnn_doctor.rules.process_env import MAX_UNASKED_SAID
+    from tests.test_settings_read_files import torch_here
+
+    torch_here(machine, tmp_path)
+    flags = []
+    for n in range(3 * MAX_UNASKED_SAID):
+        (tmp_path / f"f{n}").write_text("x")
+        flags.append(f"--xla_r24_{n}={tmp_path / f'f{n}'}")
+    machine.env["XLA_FLAGS"] = " ".join([*flags, "--xla_gpu_autotune_level=2"])
+    report = machine.check_json()
+    [said] = [f for f in report["findings"] if f["code"] == "CD411"]
+    assert said["severity"] == "warning" and f"{3 * MAX_UNASKED_SAID} flags no row" in said["detail"], said
+    assert said["values"]["fix_value"] == "--xla_gpu_autotune_level=2", said["values"]
+    assert len(said["values"]["unknown_file_flags"]) == 3 * MAX_UNASKED_SAID
+
+
 def test_the_misspelling_index_holds_every_name_difflib_could_match() -> None:
     """The documented names indexed by the lengths a misspelling of them may have: the same as asking difflib's bound
     (2 * the shorter length / both lengths, at least MISSPELT) of every name, the boundary included (11 and 9)."""

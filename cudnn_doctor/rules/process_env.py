@@ -779,10 +779,28 @@ def settings(report: Report) -> list[Finding]:
         start = len(findings)
         _judge_variable(report, view, known, variable, given, findings, variable in spelled)
         findings[start:] = [when_used(made, variable, report) for made in findings[start:]]
-    return _unasked_together(findings)
+    return _unknown_file_flags_together(_unasked_together(findings))
 
 
 MAX_UNASKED_SAID = 8  # variables of a family no row knows, each said alone; past that, all in one finding
+
+
+def _unknown_file_flags_together(findings: list[Finding]) -> list[Finding]:
+    """XLA flags no row knows that name a regular file, each a warning up to MAX_UNASKED_SAID; more are one: 5,000
+    such flags (as many as the 128 KiB exec takes for XLA_FLAGS) were 5,000 findings, 11 MB of JSON and 3.8 MB of text,
+    each with the same fix. The one counts them, names the first few and keeps that fix (XLA_FLAGS without them all)."""
+    unknown = [f for f in findings if f.values.get("unknown_file_flag")]
+    if len(unknown) <= MAX_UNASKED_SAID:
+        return findings
+    flags = [str(f.values["unknown_file_flag"]) for f in unknown]
+    first = unknown[0]
+    listed = ", ".join(f"--{flag}" for flag in flags[:MAX_UNASKED_SAID])
+    why = (f"{len(flags)} flags no row of the data knows name files that are there, which XLA opens as it compiles "
+           f"({listed} and {len(flags) - MAX_UNASKED_SAID} more): the doctor has no reader for them (`cudnn-doctor "
+           "check --deep` compiles JAX's first work here with them, which proves what XLA makes of them)")
+    together = replace(first, detail=first.detail.replace(str(first.values.get("why")), why),
+                       values={**first.values, "why": why, "unknown_file_flags": flags})
+    return [*(f for f in findings if not f.values.get("unknown_file_flag")), together]
 
 
 def _unasked_together(findings: list[Finding]) -> list[Finding]:
@@ -906,7 +924,8 @@ def _judge_variable(report: Report, view: ProcessView, known: dict[str, dict[str
         elif kind == "xla path" and why["flag"] not in environment.xla_path_flags():  # a file no row knows XLA opens
             made = finding("CD411", subject=variable, refs=(row["source"],), evidence="read", variable=variable,
                            value=value, why=why["why"], framework=_display(row["framework"]),
-                           consequence="may refuse what it finds there", effect=row["effect"], fix_value=why["kept"])
+                           consequence="may refuse what it finds there", effect=row["effect"], fix_value=why["kept"],
+                           unknown_file_flag=why["flag"])
             findings.append(replace(made, severity="warning"))
         elif kind == "xla path":  # XLA's GPU compiler, from its source: a warning --deep's convolution proves
             flag = environment.xla_path_flags()[why["flag"]]
