@@ -235,7 +235,7 @@ def test_with_a_python_variable_the_doctor_started_by_python_e_names_it_and_fix_
 # --- a sample of the red-team in CI -------------------------------------------------------------------------------------
 
 SAMPLED = ("Python's variables", "start-up hooks", "loader variables", "locale", "install state", "unknown settings")
-SLOW = ("sleeps", "daemon", "5,000", "2,000", "120 KB", "PYTHONPATH hiding")  # left to the whole run: seconds each
+SLOW = ("sleeps", "daemon", "30,000", "5,000", "2,000", "120 KB", "PYTHONPATH hiding")  # left to the whole run: seconds each
 
 
 def sample(seed: int, count: int = 4) -> dict:  # type: ignore[type-arg]
