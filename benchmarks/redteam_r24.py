@@ -719,7 +719,7 @@ UNKNOWNS: dict[str, Callable[[Path], dict[str, str]]] = {
     "an XLA file flag naming /dev/zero": lambda tmp: {"XLA_FLAGS": "--xla_r24_unknown_file=/dev/zero"},
     "an XLA file flag of 120 KB": lambda tmp: {"XLA_FLAGS": "--xla_r24_unknown_file=/" + "a" * 120_000},
     "2,000 XLA flags naming regular files": lambda tmp: {"XLA_FLAGS": _regular_files(tmp, 2000)},
-    "5,000 XLA flags naming regular files (as many as exec takes)": lambda tmp: {"XLA_FLAGS": _short_files(5000)},
+    "4,500 XLA flags naming regular files (about as many as exec takes)": lambda tmp: {"XLA_FLAGS": _short_files(4500)},
     "an XLA file flag named with escapes": lambda tmp: ((tmp / "e\x1b[2J\nx").write_text("x"), {
         "XLA_FLAGS": f"--xla_r24_unknown_file={tmp / 'e'}\x1b[2J\nx"})[1],
 }
