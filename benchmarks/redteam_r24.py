@@ -123,7 +123,7 @@ def start_case(setup: Callable[[Path], tuple[Machine, dict[str, str]]], variable
             return
         env["PYTHONPATH"] = (f"{variables['PYTHONPATH']}{os.pathsep}" if prefix_path else "") + r22.package()
         argv = [sys.executable, "-P", "-m", "cudnn_doctor", "check", "--json"]
-        done = r22.run(argv, env, machine.cwd, CEILING_S)
+        done = _without_site_words(r22.run(argv, env, machine.cwd, CEILING_S))
         if done.rss_kib > r22.CEILING_RSS_KIB:
             raise Broken(f"{done.rss_kib >> 10} MiB resident")
         if done.returncode == 74 and 74 in codes:  # its output closed under it: one line says so
@@ -136,13 +136,22 @@ def start_case(setup: Callable[[Path], tuple[Machine, dict[str, str]]], variable
         if judge is not None:
             judge(report, done)
         if text:
-            plain = r22.run(argv[:-1], env, machine.cwd, CEILING_S)
+            plain = _without_site_words(r22.run(argv[:-1], env, machine.cwd, CEILING_S))
             held(plain, False, codes)
         if own_daemon:  # the user's hook's own daemon, forked in every Python program: not the doctor's to end
             no_child_left_but(str(tmp))
         else:
             no_child_left(str(tmp))
     return case
+
+
+def _without_site_words(done: r22.Done) -> r22.Done:
+    """DONE with what Python's site printed of a .pth file's failure taken off its standard error (its traceback ends
+    'Remainder of file ignored'): every program prints it before its first line; it is no traceback of the doctor's."""
+    if b"Remainder of file ignored" not in done.stderr:
+        return done
+    return r22.Done(done.returncode, done.stdout, done.stderr.rsplit(b"Remainder of file ignored", 1)[1], done.rss_kib,
+                    done.seconds)
 
 
 def no_child_left_but(marker: str) -> None:
