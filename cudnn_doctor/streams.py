@@ -222,7 +222,8 @@ def _hook_printed(text: bytes) -> None:
     except (OSError, ValueError):
         pass
     hooks = [getattr(sys.modules.get(name), "__file__", None) for name in ("sitecustomize", "usercustomize")]
-    named = " or ".join(str(hook) for hook in hooks if hook) or "a sitecustomize, usercustomize or .pth file"
+    loaded = ", ".join(str(hook) for hook in hooks if hook)
+    named = "a sitecustomize, usercustomize or .pth file" + (f"; loaded here: {loaded}" if loaded else "")
     say(f"cudnn-doctor: a start-up hook ({named}) printed {len(text)} bytes on standard output as Python started "
         "(above, on standard error; what did not fit Python's output buffer is on standard output before the "
         "doctor's output): every Python program started here prints it first (fix: take the print out of the hook, "

@@ -55,7 +55,7 @@ def test_what_a_start_up_hook_printed_is_said_and_escaped(machine: Machine, tmp_
     json.loads(done.stdout)  # one object, the hook's text not in it
     said = done.stderr.decode("utf-8", "replace")
     assert "\x1b" not in said and "\ufffd" not in said, said
-    assert f"a start-up hook ({hooks / 'sitecustomize.py'}) printed {len(printed)} bytes" in said, said
+    assert f"loaded here: {hooks / 'sitecustomize.py'}) printed {len(printed)} bytes" in said, said
     assert ("\\x1b[2J" if b"\x1b" in printed else "hello from a hook") in said, said
 
 
