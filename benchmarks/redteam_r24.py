@@ -631,6 +631,36 @@ def record_cut_case(command: str, seed: int) -> Case:
     return case
 
 
+def journal_cut_case(command: str, seed: int) -> Case:
+    """An install killed inside its window (SIGKILL at its second file put) leaves its journal; the journal then cut
+    at a seeded offset (a disk that filled as it was written); COMMAND runs over it. It holds where it ends as its
+    contract says and the user's own file (the cudnn.h the install backed up) is still there, in place or kept."""
+    def case(tmp: Path) -> None:
+        from tests.install_helpers import clean_env, cudnn7_archive, cudnn7_prefix
+
+        archive = cudnn7_archive(tmp / "archive")
+        prefix = cudnn7_prefix(tmp / "cuda")
+        env = clean_env(tmp)
+        own = {path: path.read_bytes() for path in prefix.rglob("*") if path.is_file() and ".cudnn-doctor" not in
+               path.parts}
+        killed = doctor(["install", "--from", str(archive), "--prefix", str(prefix), "--yes", "--json"],
+                        {**env, "CUDNN_DOCTOR_TEST_KILL_AT": "apply.put:2"}, tmp)
+        journal = prefix / ".cudnn-doctor" / "journal.json"
+        if killed.returncode != -9 or not journal.is_file():
+            raise Broken(f"no journal left by an install killed in its window (exit {killed.returncode})")
+        whole = journal.read_bytes()
+        offset = random.Random(f"{SEED}-journal-{seed}").randrange(0, len(whole))
+        journal.write_bytes(whole[:offset])
+        args = ["install", "--from", str(archive)] if command == "install" else [command]
+        done = doctor([*args, "--prefix", str(prefix), "--yes", "--json"], env, tmp)
+        held(done, True)
+        kept = {path.read_bytes() for path in prefix.rglob("*") if path.is_file()}
+        lost = [str(path.relative_to(prefix)) for path, data in own.items() if data not in kept]
+        if lost:
+            raise Broken(f"{command} over a journal cut at {offset} of {len(whole)}: the user's {lost[:2]} gone")
+    return case
+
+
 # --- 11. the preload's start cost --------------------------------------------------------------------------------
 
 BARE_C = r"""#define _GNU_SOURCE
@@ -770,6 +800,9 @@ def cases() -> dict[str, tuple[str, Case]]:
     for command in ("uninstall", "install"):
         for seed in range(6):
             found[f"{command} over a record cut short (seed {seed})"] = ("install state", record_cut_case(command, seed))
+    for command in ("install", "uninstall"):
+        for seed in range(4):
+            found[f"{command} over a journal cut short (seed {seed})"] = ("install state", journal_cut_case(command, seed))
     for mode in ("hang", "daemon", "flood", "forged", "close"):
         found[f"preload start: the bare start {mode}"] = ("preload start cost", preload_cost_case(mode))
     for signum, name in ((9, "SIGKILL"), (11, "SIGSEGV"), (15, "SIGTERM")):
