@@ -21,7 +21,8 @@ user's machine or a hostile file would:
    a version of 10^5 digits or escapes, dying by a signal, a FIFO, a folder, a link loop, 200 of them;
 9. gzip layers: an image layer of 10^4 gzip members, of 10^5 members of zero bytes, a gzip bomb, garbage after a
    member, a member cut short after thousands;
-10. install state: the last install's record cut short at seeded offsets (uninstall, install over it);
+10. install state: the last install's record, and the journal an install killed in its window leaves, cut short at
+    seeded offsets (uninstall, install over it);
 11. preload start cost: a preload no row knows whose constructor, in the bare start only, hangs, forks a daemon
     holding its output, prints 4 MiB or a forged answer, closes every descriptor, dies by a signal; 1,000 entries;
     LD_AUDIT naming a missing library;
