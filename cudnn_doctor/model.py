@@ -252,6 +252,8 @@ class SubLibrary:
     problem: str | None = None  # "missing" | "truncated: ..." | "another release" | None
     rarely_used: bool = False  # loaded only by cuDNN's legacy API (compat/process_env.toml [[sublibrary]])
     seen: str | None = None  # what the loader or cuDNN said loading it in a child (its evidence), where it failed
+    refused_first: str | None = None  # the loader's words refusing the file it found first under this name, where
+    refused_first_file: str | None = None  # cuDNN then went on with another file it took under another of its names
 
 
 @record
@@ -264,6 +266,8 @@ class LoadStep:
     library: str | None = None  # the sub-library the step loads ("libcudnn_ops.so.9")
     mapped: tuple[str, ...] = ()  # files the step mapped
     refused: str | None = None  # the sub-library's file the loader itself refused (its words lead SAID)
+    refused_first: str | None = None  # a step that went on: the loader's words refusing the file it found first
+    refused_first_file: str | None = None  # under the sub-library's name (cuDNN then took another under another name)
 
 
 @record

@@ -81,16 +81,20 @@ def test_a_graph_library_of_another_machine_is_skipped_as_the_loader_skips_it(ma
 def test_an_engine_library_whose_dependency_is_missing_is_refused_not_missing(machine: Machine,
                                                                                  tmp_path: Path) -> None:
     """libcudnn_heuristic.so.9, opened by cuDNN's graph library by name when work runs, first on LD_LIBRARY_PATH with
-    a dependency no machine has: the loader refuses that file (it is there): its words, not 'sub-library missing'."""
+    a dependency no machine has: the loader refuses that file (it is there): its words, not 'sub-library missing'.
+    cuDNN's graph library goes on without its heuristics library where the loader refuses it (compat/process_env.toml
+    [[sublibrary]] libcudnn_heuristic, falls_back; round nineteen's s19-heuristic-ident-padding ran on an H100): a
+    warning, seen, no longer the error CD307 (k26)."""
     torch_with_real_cudnn(machine, tmp_path)
     folder = bent_graph(tmp_path, b"libdl.so.2", b"liqdl.so.2", name="libcudnn_heuristic.so.9")
     machine.add_library_path(folder)
     report = machine.check_json()
-    refused = finding(report, "CD307")
+    refused = finding(report, "CD319")
     assert refused["evidence"] == "seen" and "liqdl.so.2" in refused["proof"], refused
-    assert "CD304" not in codes(report), report["findings"]
+    assert refused["severity"] == "warning", refused
+    assert not codes(report) & {"CD304", "CD307"}, report["findings"]
     lines = plan_lines(machine)
-    assert not codes(check_after(machine, lines)) & {"CD304", "CD307"}
+    assert not codes(check_after(machine, lines)) & {"CD304", "CD307", "CD319"}
 
 
 def cuda_library(tmp_path: Path, soname: str, old: bytes, new: bytes) -> Path:

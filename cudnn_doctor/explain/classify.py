@@ -79,6 +79,8 @@ def library_code(library: Library) -> str:
     failure = library.failure or "load-failed"
     if library.finding:
         return library.finding
+    if library.refused_finding and failure in ("wrong-arch", "broken"):  # the file itself refused: its kind's code
+        return library.refused_finding
     if library.part == "driver":
         return "CD101" if failure == "missing" else "CD110"
     if library.part == "cuda":

@@ -18,6 +18,7 @@ class Library:
     cuda_version: str | None = None  # 11.0 from cudart64_110.dll / libcudart.so.11.0
     framework: str | None = None
     finding: str | None = None  # the library's own finding, where libraries.toml gives one
+    refused_finding: str | None = None  # its finding where the loader refuses its file itself (libraries.toml)
     line: int = 0
     source: str = ""
     gpu: bool = True  # part of the GPU stack (false: a framework's CPU-only library, libraries.toml `gpu`)

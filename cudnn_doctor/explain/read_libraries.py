@@ -171,7 +171,8 @@ def libraries(index: int, line: str, lower: str, lowers: list[str]) -> list[Libr
         majors = _majors(row, version, file.lower().endswith(".dll") or "64_" in file.lower())
         out.append(Library(file=file, name=row["name"], part=row["part"], component=row["component"], failure=failure,
                            framework=row.get("framework"), finding=row.get("finding"), line=index,
-                           source=row["source"], gpu=row.get("gpu", True), **majors))
+                           source=row["source"], gpu=row.get("gpu", True), refused_finding=row.get("refused_finding"),
+                           **majors))
     return out
 
 

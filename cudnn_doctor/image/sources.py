@@ -448,6 +448,102 @@ class _BoundedInflate:
         self.raw.close()
 
 
+class _Streams(io.RawIOBase):
+    """A whole-archive gzip or xz file read as gzip(1) and xz(1) read it, where Python's GzipFile and LZMAFile do
+    not: one stream after another (pigz, pxz, `cat a.xz b.xz`), the zero bytes between and after them skipped (xz's
+    stream padding; a gzip file padded to a tape's or a disk's block), and anything else after a stream said as what
+    it is (docker's own reader refuses it too: Go's gzip, the xz it runs) rather than ignored or taken for a cut
+    stream. Seeking back starts over from the first byte, as those readers do; _BoundedInflate counts it."""
+
+    CHUNK = 1 << 16
+
+    def __init__(self, raw: IO[bytes], kind: str) -> None:
+        self.raw, self.kind, self.start = raw, kind, raw.tell()
+        self._restart()
+
+    def _new(self):  # type: ignore[no-untyped-def]
+        import lzma
+        import zlib
+
+        return zlib.decompressobj(16 + zlib.MAX_WBITS) if self.kind == "gz" else lzma.LZMADecompressor()
+
+    def _restart(self) -> None:
+        self.raw.seek(self.start)
+        self.decompressor, self.position, self.finished, self.streams = self._new(), 0, False, 1
+        self.left = b""  # input read but not yet given to the decompressor
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def _next_stream(self, rest: bytes) -> bool:
+        """After a stream's end: skip zero bytes, then start the next stream; False at the file's end."""
+        while True:
+            rest = rest.lstrip(b"\0")
+            if rest:
+                break
+            rest = self.raw.read(self.CHUNK)
+            if not rest:
+                return False
+        magic = b"\x1f\x8b" if self.kind == "gz" else b"\xfd7zXZ\x00"
+        if not magic.startswith(rest[:len(magic)]):
+            name = "gzip" if self.kind == "gz" else "xz"
+            raise EOFError(f"after its {self.streams} {name} stream{'s' if self.streams > 1 else ''} the file "
+                           f"holds bytes that are not {name} ({rest[:8]!r}...): an appended or damaged file")
+        self.decompressor, self.left = self._new(), rest
+        self.streams += 1
+        return True
+
+    def _produce(self, size: int) -> bytes:
+        import lzma
+        import zlib
+
+        name = "gzip" if self.kind == "gz" else "xz"
+        while not self.finished:
+            if self.decompressor.eof:
+                if not self._next_stream(self.decompressor.unused_data):
+                    self.finished = True
+                    break
+            if self.kind == "xz" and not self.decompressor.needs_input:
+                data = b""  # output it holds back past SIZE: asked for again with no new input
+            else:
+                data, self.left = self.left or self.raw.read(self.CHUNK), b""
+                if not data:
+                    raise EOFError(f"the {name} stream ends before its end-of-stream marker (a copy cut short)")
+            try:
+                out: bytes = self.decompressor.decompress(data, size)
+            except (zlib.error, lzma.LZMAError) as error:
+                raise EOFError(f"the {name} stream is damaged ({error})") from None
+            if self.kind == "gz":
+                self.left = self.decompressor.unconsumed_tail  # zlib gives back the input it did not reach
+            if out:
+                self.position += len(out)
+                return out
+        return b""
+
+    def readinto(self, buffer: Any) -> int:
+        out = self._produce(len(buffer))
+        buffer[:len(out)] = out
+        return len(out)
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        target = offset if whence == io.SEEK_SET else self.position + offset if whence == io.SEEK_CUR else None
+        if target is None:  # from the end: the whole stream is read to find it
+            while self._produce(self.CHUNK):
+                pass
+            target = self.position + offset
+        if target < self.position:
+            self._restart()
+        while self.position < target and self._produce(min(self.CHUNK, target - self.position)):
+            pass
+        return self.position
+
+    def tell(self) -> int:
+        return self.position
+
+
 def _compression(head: bytes) -> str:
     """The tarfile mode suffix of an archive starting with HEAD: gz, bz2 or xz by their magic bytes, else plain."""
     if head.startswith(b"\x1f\x8b"):
@@ -496,8 +592,6 @@ def _still_written(stream: IO[bytes], stamp: tuple[int, int]) -> bool:
 
 def _archive(path: str, arch: str) -> ImageParts:
     import bz2
-    import gzip
-    import lzma
 
     from cudnn_doctor.user_files import UnreadableFile, open_user_file
 
@@ -520,14 +614,18 @@ def _archive(path: str, arch: str) -> ImageParts:
     try:
         # the compression named by the file's first bytes: tarfile's "r:*" tries xz on any file, and xz reads zeros
         # as stream padding, to the end (a sparse 10 GB file of zeros, eighteen minutes)
-        mode = f"r:{_compression(stream.read(6))}"
+        kind = _compression(stream.read(6))
         stream.seek(0)
-        archive = tarfile.open(name=path, mode=mode, fileobj=stream, tarinfo=BoundedHeaders)  # type: ignore[call-overload]  # noqa: SIM115
+        if kind in ("gz", "xz"):  # read as gzip(1) and xz(1) read them: several streams, zero padding (_Streams)
+            unpacked: IO[bytes] = io.BufferedReader(_Streams(stream, kind), _Streams.CHUNK)
+            archive = tarfile.open(name=path, mode="r:", fileobj=unpacked, tarinfo=BoundedHeaders)  # type: ignore[call-overload]  # noqa: SIM115
+        else:
+            archive = tarfile.open(name=path, mode=f"r:{kind}", fileobj=stream, tarinfo=BoundedHeaders)  # type: ignore[call-overload]  # noqa: SIM115
     except (tarfile.TarError, OSError, EOFError) as error:
         said = changed() or bad_image(path, f"not a tar archive ({error})")
         stream.close()
         raise said from None
-    if isinstance(archive.fileobj, (gzip.GzipFile, bz2.BZ2File, lzma.LZMAFile)):
+    if isinstance(archive.fileobj, (io.BufferedReader, bz2.BZ2File)):
         size = os.fstat(stream.fileno()).st_size
         archive.fileobj = _BoundedInflate(archive.fileobj, WHOLE_ARCHIVE_INFLATE * size + WHOLE_ARCHIVE_SLACK,
                                           path)  # type: ignore[assignment]

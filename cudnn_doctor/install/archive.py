@@ -334,6 +334,25 @@ def _truncated(path: str, error: BaseException) -> DoctorError:
     return refuse(path, f"it is truncated or corrupt ({type(error).__name__}: {error})")
 
 
+TAR_TAIL = 1 << 20  # what is read past a tar's end marker to reach its compressed stream's end
+
+
+def _read_to_its_end(path: str, decompressed) -> None:  # type: ignore[no-untyped-def]
+    """Past the tar's end marker, its compressed stream read to its end (at most TAR_TAIL bytes more), so that the
+    decompressor's own verdict is had: `xz -dc` and `gzip -dc` exit non-zero, and the thread's reader raises, on a
+    stream cut short or followed by bytes that are not the format (what `tar -xJf` and `xz -t` refuse), where the
+    files were taken whole and the rest was never read. Past TAR_TAIL what follows is not judged."""
+    tail = 0
+    try:
+        while tail <= TAR_TAIL:
+            chunk = decompressed.read(CHUNK)
+            if not chunk:
+                return
+            tail += len(chunk)
+    except _READ_ERRORS as error:
+        raise _truncated(path, error) from None
+
+
 def _tar_members(path: str, fileobj) -> Iterator[tuple[Member, Chunks | None]]:  # type: ignore[no-untyped-def]
     decompressed = _decompressed(fileobj)
     try:
@@ -347,6 +366,7 @@ def _tar_members(path: str, fileobj) -> Iterator[tuple[Member, Chunks | None]]: 
             try:
                 info = next(iterator)
             except StopIteration:
+                _read_to_its_end(path, decompressed)
                 return
             except _READ_ERRORS as error:
                 raise _truncated(path, error) from None

@@ -23,6 +23,7 @@ from cudnn_doctor.plan.actions import CONDA, EDIT, ENV, INSTALL, MANUAL, PIP, Ac
 from cudnn_doctor.plan.fixes import remedy
 from cudnn_doctor.quoting import code_span, command_line, in_prose
 from cudnn_doctor.records import record
+from cudnn_doctor.rules.chains import FOLLOWS
 from cudnn_doctor.rules.cudnn import prefix_of
 from cudnn_doctor.versions import ascii_digits, major, version_tuple
 
@@ -80,6 +81,20 @@ class _Work:
     def with_code(self, *codes: str) -> list[Finding]:
         return [f for f in self.open if f.code in codes]
 
+    def also(self, root: str, found: Finding) -> None:
+        """FOUND, which follows from the refusal ROOT ("CODE FILE", rules/chains.py), is resolved by the action that
+        treats that refusal; where none does, it stays open for a step of its own."""
+        code, _, file = root.partition(" ")
+        refusal = next((f for f in self.found if f.code == code and id(f) in self._taken and file in
+                        (f.subject, f.values.get("library"), f.values.get("sublibrary_file"))), None)
+        at = next((i for i, treats in enumerate(self._treats) if refusal is not None and
+                   (refusal.code, refusal.subject) in treats), None)
+        if at is None:
+            self.found.append(found)
+            return
+        self._resolves[at][found.code] = None
+        self._treats[at].append((found.code, found.subject))
+
 
 def _identity(action: Action) -> tuple[Any, ...]:
     """What makes two actions the same one (its kind, what it runs or says, the changes it makes), hashable."""
@@ -89,10 +104,15 @@ def _identity(action: Action) -> tuple[Any, ...]:
 
 def make_plan(report: Report, findings: list[Finding], setting: Setting) -> Plan:
     """The one treatment of REPORT's errors and warnings."""
-    work = _Work(report, setting, [f for f in findings if (f.severity in (ERROR, WARNING) or _treatable_info(report, f))
-                                   and f.code not in NOTHING_TO_DO])
+    treated = [f for f in findings if (f.severity in (ERROR, WARNING) or _treatable_info(report, f))
+               and f.code not in NOTHING_TO_DO]
+    # a finding that follows from a refusal (rules/chains.py) is treated by the refusal's step, not a step of its own
+    followers = [f for f in treated if f.values.get(FOLLOWS)]
+    work = _Work(report, setting, [f for f in treated if not f.values.get(FOLLOWS)])
     for treatment in TREATMENTS:
         treatment(work)
+    for finding in followers:
+        work.also(str(finding.values[FOLLOWS]), finding)
     for finding in list(work.open):
         text = remedy(finding, report.host.os)
         row = advice_row(finding.code, report.host.os) or {}

@@ -391,6 +391,20 @@ def _loaded_copy(work: Any, finding: Finding, report: Report) -> None:
     real = os.path.realpath(entry_of(os.path.dirname(file))) if file else ""
     entry = next((e for e, r in zip(report.ld_library_path, report.ld_library_path_real, strict=False) if r == real),
                  None) if real else None
+    graph_file = str(finding.values.get("graph_file") or "")  # the chain's first link (rules: a graph library
+    graph_real = os.path.realpath(entry_of(os.path.dirname(graph_file))) if graph_file else ""  # outside its folder)
+    graph_entry = next((e for e, r in zip(report.ld_library_path, report.ld_library_path_real, strict=False)
+                        if r == graph_real), None) if graph_real else None
+    if graph_entry and graph_entry != loaded.entry:
+        changes = [EnvChange("LD_LIBRARY_PATH", "remove", graph_entry)]
+        if entry and entry not in (graph_entry, loaded.entry):
+            changes.append(EnvChange("LD_LIBRARY_PATH", "remove", entry))
+        why = (f"{graph_entry} in LD_LIBRARY_PATH holds the {os.path.basename(graph_file)} that the loader gives the "
+               f"cuDNN {_users(view.cudnn, loaded)} loads, outside that copy's folder; cuDNN's graph library opens its "
+               "engines from its own folder first, so without it they come from the copy's own"
+               + (f", and {entry} holds the {os.path.basename(file)} the loader refuses" if len(changes) > 1 else ""))
+        work.take([finding], Action(ENV, (), why, LOADER_SOURCE, env=tuple(changes)))
+        return
     if entry and entry != loaded.entry:  # the framework's own front library, this sub-library from a folder before
         why = (f"{entry} in LD_LIBRARY_PATH holds the {os.path.basename(file)} that the cuDNN {_users(view.cudnn, loaded)} "
                "loads finds first (its sub-libraries are opened by name, LD_LIBRARY_PATH before its own folder), and "

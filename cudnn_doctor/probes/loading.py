@@ -638,8 +638,9 @@ def _with_loader_words(step: LoadStep, refused: dict[str, tuple[str, str]], miss
     (cuDNN's front library ends the program with SIGABRT where that is its graph library: the cause is the file
     missing, not a file broken); one whose file killed the copy that opened it, with that file; one whose file the
     loader took, with that file."""
-    if step.ok:
-        return step
+    if step.ok:  # cuDNN went on; where the loader refused the file it found first, with another file: said
+        first = refused.get(step.library or "")
+        return dataclasses.replace(step, refused_first=first[1], refused_first_file=first[0]) if first else step
     found = refused.get(step.library or "")
     if found:
         return dataclasses.replace(step, said=f"{found[1]} ({step.said})", refused=found[0])

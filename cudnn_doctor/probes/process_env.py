@@ -835,15 +835,21 @@ def _sublibrary(name: str, major: int, library: str, version: str | None, preloa
     if path is None:
         return SubLibrary(soname, None, None, "missing", rare)
     try:
-        _info, symbols = read_elf_and_exported_u32(path, VERSION_SYMBOLS)
+        release = release_of_sublibrary(path)
     except ElfError as error:
         return SubLibrary(soname, path, None, f"broken: {error}", rare)
-    found = next(iter(symbols.values()), None)
-    release = f"{found >> 16}.{(found >> 8) & 0xFF}.{found & 0xFF}" if found else release_in_name(path)
     problem = None
     if release and version and _release_key(release) != _release_key(version):
         problem = "another release"
     return SubLibrary(soname, path, release, problem, rare)
+
+
+def release_of_sublibrary(path: str) -> str | None:
+    """The release of the cuDNN sub-library at PATH: its exported version symbol, else its real file name's release.
+    Raises ElfError where the file is no ELF file this reader takes."""
+    _info, symbols = read_elf_and_exported_u32(path, VERSION_SYMBOLS)
+    found = next(iter(symbols.values()), None)
+    return f"{found >> 16}.{(found >> 8) & 0xFF}.{found & 0xFF}" if found else release_in_name(path)
 
 
 def _release_key(version: str) -> tuple[int, ...]:
@@ -901,14 +907,26 @@ def observed_cudnn(modelled: tuple[LoadedCudnn, ...], loads: tuple[ObservedLoad,
                 sub.name.split(".so")[0] + ".so")), sub.path)
             if step.ok:
                 subs.append(replace(sub, path=path, problem=None if sub.problem in ("missing", "another release")
-                                    or sub.problem is None else sub.problem))
-            else:
-                subs.append(replace(sub, path=path, problem=_problem_of(step.said, sub.problem),
+                                    or sub.problem is None else sub.problem, refused_first=step.refused_first and
+                                    f"{_display_user(seen.user)}: {step.step} -> {step.refused_first}",
+                                    refused_first_file=step.refused_first_file))
+            else:  # the release of the file the loader refused, where it is another than the one read
+                release = sub.version if path == sub.path else _release_or_none(path)
+                subs.append(replace(sub, path=path, version=release, problem=_problem_of(step.said, sub.problem),
                                     seen=f"{_display_user(seen.user)}: {step.step} -> {step.said}"))
         via, entry = (loaded.via, loaded.entry) if same else ("the framework's own loading code", None)
         out.append(replace(loaded, library=front, version=version, via=via, entry=entry, sublibraries=tuple(subs),
                            real_library=os.path.realpath(front), observed=True))
     return tuple(out)
+
+
+def _release_or_none(path: str | None) -> str | None:
+    if not path:
+        return None
+    try:
+        return release_of_sublibrary(path)
+    except (ElfError, OSError):
+        return release_in_name(path)
 
 
 def _display_user(user: str) -> str:

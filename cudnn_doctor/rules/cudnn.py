@@ -176,6 +176,17 @@ def _refused_below(report: Report, install: CudnnInstall) -> bool:
         for copy in report.process.cudnn for sub in copy.sublibraries)
 
 
+def _refused_by_name(report: Report, install: CudnnInstall) -> bool:
+    """Did the child that opens libcudnn by name, as a program does, see the loader refuse INSTALL's front library
+    (its words name the file)? Then rules/process_env.observed_loads says so, an error only where no framework here
+    loads a copy of its own: the same refusal is not a second error here."""
+    names = [name for name in (install.library, install.real_library) if name]
+    return report.process is not None and any(
+        seen.user == "ld.so" and any(step.step == "open" and not step.ok and any(name in step.said for name in names)
+                                     for step in seen.steps)
+        for seen in report.process.loads)
+
+
 def load_failures(report: Report) -> list[Finding]:
     findings = []
     for install in report.cudnn:
@@ -194,6 +205,8 @@ def load_failures(report: Report) -> list[Finding]:
             findings.append(finding("CD309", subject=install.library, library=install.library, how=how,
                                     proof=f"a child that loaded {install.library} saw it: "
                                           + "; ".join(install.changed_process)))
+        elif install.load_error and _refused_by_name(report, install):
+            continue  # the child that opens cuDNN by name met this refusal: said there, for whom it fails
         elif install.load_error:
             findings.append(finding("CD307", subject=install.library, library=install.library, error=install.load_error))
         elif install.version is None:

@@ -669,10 +669,43 @@ def loaded_sublibraries(report: Report) -> list[Finding]:
                     _holds(report, loaded.library, sub.name) and not (  # LD_LIBRARY_PATH comes before RUNPATH anyway
                         sub.path and os.path.dirname(sub.path) in report.ld_library_path):
                 made = _intercepted(made, loaded, sub.name, sub.problem, *intercepted)
+            made = _through_another_graph(made, loaded, sub.name, report)
             if users == "ld.so":
                 made = _for_whom(made, "ld.so", _frameworks_ok(view))
             findings.append(made)
     return findings
+
+
+def _opened_by_graph(name: str) -> bool:
+    """Whether cuDNN's graph library, not its front library, opens the sub-library NAME (compat/process_env.toml
+    [[version_check]] later): the loader then searches from the graph library's folder ($ORIGIN), not the front's."""
+    stem = name.split(".so")[0]
+    return any(stem in row.get("later", []) for row in _data().get("version_check", []))
+
+
+def _through_another_graph(made: Finding, loaded: LoadedCudnn, name: str, report: Report) -> Finding:
+    """MADE about a sub-library the graph library opens, where the graph library the loader gave this copy is a file
+    in an LD_LIBRARY_PATH folder other than the one that gave the front library (a lone copy first on the path,
+    which the loader takes before the one beside the front library): the search that found or missed NAME started
+    from that file's folder. That file is the first link of the chain: named (graph_file), and the plan treats it
+    with the rest."""
+    if made.code not in ("CD304", "CD305", "CD307", "CD308", "CD319") or not _opened_by_graph(name):
+        return made
+    graph = next((s for s in loaded.sublibraries if s.name.startswith("libcudnn_graph.so") and s.path), None)
+    if graph is None or graph.problem is not None or graph.path is None:
+        return made
+    folder = os.path.dirname(graph.path)
+    if "/glibc-hwcaps/" in folder + "/":  # a file in a glibc-hwcaps subfolder is found through the entry above it
+        folder = folder[:folder.index("/glibc-hwcaps/")] if "/glibc-hwcaps/" in folder else folder
+    given = [entry for entry, real in zip(report.ld_library_path, report.ld_library_path_real, strict=False)
+             if folder in (entry.rstrip("/"), real.rstrip("/"))]
+    if not given or loaded.entry in given:
+        return made
+    said = (f"The graph library the loader gives {loaded.library} is {graph.path}, from {given[0]} in "
+            f"LD_LIBRARY_PATH, before the one beside it; cuDNN's graph library opens {name} from its own folder "
+            "first, then by name, so a graph library away from its release's files takes its engines from wherever "
+            "the loader finds them. ")
+    return replace(made, detail=said + made.detail, values={**made.values, "graph_file": graph.path})
 
 
 def _holds(report: Report, library: str, name: str) -> bool:
@@ -715,6 +748,14 @@ def _intercepted(made: Finding, loaded: LoadedCudnn, name: str, problem: str, en
                        f"{row.get('interceptor_cure', '')}").strip())
 
 
+def _other_release(release: str | None, version: str | None) -> bool:
+    """Whether two cuDNN releases, both known, differ in their first three numbers."""
+    if not release or not version:
+        return False
+    first, second = (version_tuple(release) or ())[:3], (version_tuple(version) or ())[:3]
+    return bool(first and second) and first + (0,) * (3 - len(first)) != second + (0,) * (3 - len(second))
+
+
 def _goes_on_without(rows: dict[str, Any], name: str, problem: str, seen: str | None) -> bool:
     """cuDNN goes on without this sub-library (compat/process_env.toml falls_back) where the loader refused its
     file cleanly, as a child saw; not where it is of another release, nor where loading it killed the child."""
@@ -732,15 +773,25 @@ def _sublibrary_finding(loaded: LoadedCudnn, name: str, path: str | None, proble
         return finding("CD319", subject=path or name, refs=(row.get("source", ""),), framework=users,
                        library=loaded.library, version=loaded.version, sublibrary=name, problem=what,
                        why=row.get("why", "only some calls load it"), folder=os.path.dirname(loaded.library),
-                       via=loaded.via)
+                       via=loaded.via, loaded_library=loaded.library, sublibrary_file=path or "")
     folder = os.path.dirname(loaded.library)
     common: dict[str, Any] = dict(version=loaded.version or "unknown", path=folder, folder=folder, via=loaded.via, framework=users,
                   loaded_library=loaded.library)
     if problem.startswith("not loadable: "):  # a file there, which the loader itself refused: its words name why
         said = problem[len("not loadable: "):]  # a file that is no library for this machine (an LFS pointer, cut
-        if loader_words.failure_kind(said) in loader_words.NOT_A_LIBRARY:  # short, another architecture): CD308
+        kind = loader_words.failure_kind(said)
+        if kind in loader_words.NOT_A_LIBRARY:  # short, another architecture): CD308
             return finding("CD308", subject=loaded.library, library=path or name, arch="this machine", error=said,
                            version_hint=(loaded.version or "9").split(".")[0], sublibrary_file=path or "", **common)
+        if kind in ("symbol", "version") and _other_release(release, loaded.version):
+            # the loader refused a sub-library of another release for a symbol this release's libraries do not
+            # define: the words are the consequence, the mix of releases their cause (explain reads them alike)
+            made = finding("CD305", subject=loaded.library, library=loaded.library,
+                           mismatched=f"{name} (cuDNN {release}, {path})", sublibrary_file=path or "", **common)
+            return replace(made, detail=(
+                f"{loaded.library} is cuDNN {loaded.version}; the {name} the loader gives it is {path}, cuDNN "
+                f"{release}, and the loader refuses it beside this release's libraries: {said}. A sub-library of "
+                "another release fails at first use (the cause is the mix of releases, not the file)."))
         return finding("CD307", subject=loaded.library, library=path or name, error=said, sublibrary_file=path or "",
                        **common)
     if problem == "missing":
