@@ -344,6 +344,8 @@ class _Running:
     # exit, or one whose library closed every descriptor and runs on (its answer then comes by the channel's path)
     answer_closed_at: float = 0.0
     start_expired: bool = False  # cut off for saying nothing within its request's start_timeout
+    # its stdout read to its end (read_to_end) reached STDOUT_LIMIT: stopped there, by the bytes, not at its deadline
+    flooded: bool = False
     on_stderr_line: Callable[[bytes], None] | None = None
     partial_line: bytearray = field(default_factory=bytearray)
 
@@ -507,7 +509,10 @@ class ChildBatch:
                         _append(child.answer, _drain(child.answer_pipe.fileno()), STDOUT_LIMIT, keep_tail=False)
                 now = time.monotonic()
                 for index, child in list(running.items()):
-                    if _has_exited(child.process):
+                    if child.flooded:
+                        self._finish(child, selector, timed_out=True)
+                        del running[index]
+                    elif _has_exited(child.process):
                         if self._reading_on(child, now):
                             continue
                         self._finish(child, selector, timed_out=False)
@@ -637,6 +642,9 @@ class ChildBatch:
             if target is child.err:
                 child.took_stderr(chunk)
             _append(target, chunk, STDERR_LIMIT if target is child.err else STDOUT_LIMIT, keep_tail=target is child.err)
+            if target is child.out and len(child.out) >= STDOUT_LIMIT and self.requests[child.index].read_to_end:
+                child.flooded = True  # what is kept is full: reading on to its deadline would only wait
+                return
 
     def _reading_on(self, child: _Running, now: float) -> bool:
         """Whether CHILD, exited, is one whose stdout is read to its end (its request's read_to_end) and that pipe is
@@ -718,7 +726,7 @@ class ChildBatch:
         request = self.requests[child.index]
         answer = bytes(child.answer) if child.answer_pipe is not None else None
         made = make_answer(request, process.returncode, bytes(child.out), bytes(child.err), wall_ms, timed_out,
-                           stopped, answer, child.start_expired)
+                           stopped, answer, child.start_expired, child.flooded)
         made.held = tuple(held)
         self._set(child.index, made)
 
@@ -1053,9 +1061,11 @@ def _answer_without_run(error: str, timed_out: bool = False) -> ChildAnswer:
 
 
 def make_answer(request: ChildRequest, returncode: int | None, out: bytes, err: bytes, wall_ms: float,
-                timed_out: bool, stopped: bool, answer: bytes | None = None, not_started: bool = False) -> ChildAnswer:
+                timed_out: bool, stopped: bool, answer: bytes | None = None, not_started: bool = False,
+                flooded: bool = False) -> ChildAnswer:
     """The ChildAnswer of what a child left: its answer from ANSWER (its answer channel) where it had one, else
-    from its stdout."""
+    from its stdout. FLOODED: its stdout, read to its end, filled what is kept and it was stopped there (an answer
+    cut off as a timeout is: nothing partial is taken)."""
     stdout = out.decode("utf-8", "surrogateescape")
     said = stdout if answer is None else answer.decode("utf-8", "surrogateescape")
     stderr = err.decode("utf-8", "surrogateescape")
@@ -1066,6 +1076,7 @@ def make_answer(request: ChildRequest, returncode: int | None, out: bytes, err: 
     tail = lines[-1] if lines else ""
     if timed_out:
         why = "the doctor was stopped" if stopped else (
+            f"printed more than {STDOUT_LIMIT >> 20} MiB: stopped there" if flooded else
             f"did not start within {request.start_timeout:g} s" if not_started and request.start_timeout else
             f"did not finish within {request.timeout:g} s")
         return ChildAnswer(None, why, crashed=False, timed_out=True, wall_ms=wall_ms, exit_code=returncode,
@@ -1138,7 +1149,7 @@ def helper_trouble(answer: ChildAnswer, seconds: float) -> str | None:
     it, it flooded its output past what is kept, it could not start. What it started is gone by then (the runner)."""
     if answer.timed_out and "the doctor was stopped" not in (answer.error or ""):
         flooding = len(answer.stdout.encode("utf-8", "surrogateescape")) >= STDOUT_LIMIT
-        return (f"printed more than {STDOUT_LIMIT >> 20} MiB without end" if flooding else
+        return (f"printed more than {STDOUT_LIMIT >> 20} MiB, still printing" if flooding else
                 f"did not end within {seconds:g} s") + " (stopped, with what it started)"
     if "stdout" in answer.held:
         return (f"left a process holding its output {seconds:g} s on: a program that reads it to its end (a build's "

@@ -379,6 +379,8 @@ STUB_SOURCE = ("NVIDIA CUDA toolkit layout: lib64/stubs (targets/<arch>/lib/stub
                "stub's functions do no work)")
 # a library child past its deadline, in the probe's words (probes/library_jobs.py); the rules read them
 HANGS = "(it hangs while loading or in its first call)"
+# a preload entry the loader could not load, in the start-cost probe's words (probes/start_cost.loader_refused)
+LOADER_REFUSED = "was refused by the loader"
 
 
 @record

@@ -238,27 +238,66 @@ def prepare() -> None:
         sys.stdin = open(0, encoding="utf-8", errors="surrogateescape", closefd=False)  # noqa: SIM115
     from cudnn_doctor.operating_system import CURRENT
 
+    hook_text = b""
     if not closed[1] and CURRENT.owns_process:  # the command's own process (a program calling it keeps its output)
-        _pending_to_stderr(sys.stdout)
+        hook_text = _pending_taken(sys.stdout)
     sys.stdout = _text_stream(_StdoutRaw(closed[1]), sys.stdout, ERROR_HANDLER, write_through=False)
     sys.stderr = _text_stream(_StderrRaw(), sys.stderr, ERROR_HANDLER, write_through=True)
+    if hook_text:
+        _hook_printed(hook_text)
 
 
-def _pending_to_stderr(stream: object) -> None:
-    """What STREAM (the interpreter's own standard output) holds unwritten, written to standard error: a
-    sitecustomize module or a .pth file that printed as Python started is not the doctor's output, and the
-    interpreter's last flush would put it after the doctor's JSON, two documents in one. (What such a module wrote
-    at once, unbuffered, is out already.)"""
+HOOK_PRINTED = False  # a start-up hook printed on standard output as Python started (_hook_printed)
+MAX_HOOK_TEXT = 4096  # characters of it shown on standard error
+
+
+def _hook_printed(text: bytes) -> None:
+    """What a start-up hook (sitecustomize, usercustomize, a .pth file's import line) printed on standard output as
+    Python started, before the doctor's first line: every Python program started here prints it before its own
+    output, so it is said, in one line after the text itself (escaped: a hook's bytes drive no terminal), on standard
+    error. What did not fit Python's output buffer went out at once and is on standard output already: the JSON
+    object is then begun on a line of its own (render/json_out)."""
+    global HOOK_PRINTED
+    HOOK_PRINTED = True
+    shown = printable(text.decode("utf-8", "surrogateescape"), keep="\n\t")
+    if len(shown) > MAX_HOOK_TEXT:
+        shown = shown[:MAX_HOOK_TEXT] + f"... ({len(text)} bytes)"
+    try:
+        sys.stderr.write(shown if shown.endswith("\n") else shown + "\n")
+    except (OSError, ValueError):
+        pass
+    hooks = [getattr(sys.modules.get(name), "__file__", None) for name in ("sitecustomize", "usercustomize")]
+    loaded = ", ".join(str(hook) for hook in hooks if hook)
+    named = "a sitecustomize, usercustomize or .pth file" + (f"; loaded here: {loaded}" if loaded else "")
+    say(f"cudnn-doctor: a start-up hook ({named}) printed {len(text)} bytes on standard output as Python started "
+        "(above, on standard error; what did not fit Python's output buffer is on standard output before the "
+        "doctor's output): every Python program started here prints it first (fix: take the print out of the hook, "
+        "or start with PYTHONPATH without its folder; `python -S` reads no start-up hook)")
+
+
+def _pending_taken(stream: object) -> bytes:
+    """What STREAM (the interpreter's own standard output) holds unwritten, taken out of it: a sitecustomize module or
+    a .pth file that printed as Python started is not the doctor's output, and the interpreter's last flush would put
+    it after the doctor's JSON, two documents in one. It is flushed into a memory file (Linux), or onto standard
+    error where there is none. (What such a module wrote at once, unbuffered, is out already.)"""
     flush = getattr(stream, "flush", None)
     if flush is None:
-        return
+        return b""
     try:
         saved = os.dup(1)
     except OSError:
-        return
+        return b""
+    taken, memory = b"", None
     try:
-        os.dup2(2, 1)
+        try:
+            memory = os.memfd_create("cudnn-doctor-pending", 0)
+        except (AttributeError, OSError):  # no memory files: onto standard error, as it was
+            memory = None
+        os.dup2(memory if memory is not None else 2, 1)
         flush()
+        if memory is not None:
+            size = os.lseek(memory, 0, os.SEEK_END)
+            taken = os.pread(memory, size, 0) if size else b""
     except (OSError, ValueError):
         pass
     finally:
@@ -266,6 +305,9 @@ def _pending_to_stderr(stream: object) -> None:
             os.dup2(saved, 1)
         finally:
             os.close(saved)
+            if memory is not None:
+                os.close(memory)
+    return taken
 
 
 def output_lost() -> str | None:

@@ -84,8 +84,10 @@ def test_ctrl_c_in_the_packages_first_imports_ends_the_command_as_any_ctrl_c(tmp
     """A SIGINT landing while cudnn_doctor/__init__.py runs (before entry installs its handlers) is stood in for by a
     module it imports that raises KeyboardInterrupt: the command ends 130 with no traceback; a program importing the
     package gets its KeyboardInterrupt."""
-    (tmp_path / "resource.py").write_text("raise KeyboardInterrupt\n")
-    env = {"PYTHONPATH": f"{tmp_path}:{ROOT}", "PATH": "/usr/bin:/bin"}
+    standin = tmp_path / "standin"  # on PYTHONPATH, not the working folder: the command leaves that off sys.path
+    standin.mkdir()
+    (standin / "resource.py").write_text("raise KeyboardInterrupt\n")
+    env = {"PYTHONPATH": f"{standin}:{ROOT}", "PATH": "/usr/bin:/bin"}
     done = subprocess.run([sys.executable, "-m", "cudnn_doctor", "--version"], capture_output=True, text=True,
                           timeout=60, env=env, cwd=tmp_path)
     assert done.returncode == 130 and "Traceback" not in done.stderr, done

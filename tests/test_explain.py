@@ -8,11 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
-import tomllib
 
 from cudnn_doctor.codes import CODES
-from cudnn_doctor.commands.explain import match_message, normalise
-from cudnn_doctor.knowledge.data import compat_dir
+from cudnn_doctor.commands.explain import normalise
 from tests.conftest import Machine
 from tests.fakes.build import fake_cudnn
 
@@ -22,14 +20,8 @@ def machine(machine_in_process: Machine) -> Machine:
     """The CLI runs in the test's own process (conftest.run_in_process): nothing here needs a process of its own."""
     return machine_in_process
 
-CATALOG = tomllib.loads((compat_dir() / "errors.toml").read_text())["error"]
-
-
-@pytest.mark.parametrize("entry", CATALOG, ids=[e["id"] for e in CATALOG])
-def test_every_catalog_example_resolves_to_its_entry(entry: dict) -> None:
-    """Each entry's example is the real message copied from its source (see the entry's `source`)."""
-    matches = match_message(entry["example"])
-    assert [m.id for m in matches] == [entry["id"]]
+# Each catalog entry's example resolving to that entry alone (match_message): tests/test_error_catalog.py's
+# test_example_resolves_to_itself.
 
 
 def test_a_libcudnn8_message_on_a_machine_with_only_cudnn9(machine: Machine, tmp_path: Path) -> None:

@@ -201,10 +201,9 @@ def test_tensorflow_215_gets_one_cudnn_8_for_cuda_12(machine: Machine, tmp_path:
     argv = installs[0]["argv"]
     assert argv[argv.index("--version") + 1].startswith("8.9.") and argv[argv.index("--cuda") + 1] == "12"
     check_names_only_known_releases(plan)
-    report = machine.check_json("--framework", "tensorflow==2.15.0")
+    report, done = closed_loop(machine, "--framework", "tensorflow==2.15.0")  # its check before: the report
     fixes = {f["code"]: f["fix"] for f in report["findings"]}
     assert fixes["CD301"] == fixes["CD401"]  # one treatment, said the same way in both
-    _, done = closed_loop(machine, "--framework", "tensorflow==2.15.0")
     assert not {"CD301", "CD401"} & set(done["after"]["codes"])
 
 
@@ -219,13 +218,16 @@ def test_a_required_cudnn_is_installed_within_the_requirement(machine: Machine, 
     closed_loop(machine, "--require", "cudnn==9.19.0")
 
 
-def planned_as_reinstall(machine: Machine, code: str, prefix: Path, version: str) -> None:
-    """CODE is found; its treatment is `install --version VERSION --prefix PREFIX`, naming only known releases."""
-    assert code in codes(machine.check_json())
+def planned_as_reinstall(machine: Machine, found: tuple[str, ...], prefix: Path, version: str) -> None:
+    """Each code of FOUND is found (one check); the treatment of each is `install --version VERSION --prefix PREFIX`
+    (one plan), naming only known releases."""
+    report_codes = codes(machine.check_json())
     plan = fix_json(machine)
-    [install] = [a for a in plan["actions"] if code in a["resolves"]]
-    assert install["argv"][install["argv"].index("--prefix") + 1] == str(prefix)
-    assert install["argv"][install["argv"].index("--version") + 1] == version
+    for code in found:
+        assert code in report_codes, (code, report_codes)
+        [install] = [a for a in plan["actions"] if code in a["resolves"]]
+        assert install["argv"][install["argv"].index("--prefix") + 1] == str(prefix)
+        assert install["argv"][install["argv"].index("--version") + 1] == version
     check_names_only_known_releases(plan)
 
 
@@ -261,7 +263,7 @@ def test_a_damaged_prefix_is_planned_as_one_reinstall_from_one_archive(machine: 
     damage_prefix(prefix, damage)
     machine.add_library_path(prefix / "lib64")
     machine.env["CUDNN_DOCTOR_MIRROR"] = str(local_mirror(tmp_path, "8.9.7"))
-    planned_as_reinstall(machine, PREFIX_DAMAGES[damage], prefix, "8.9.7")
+    planned_as_reinstall(machine, (PREFIX_DAMAGES[damage],), prefix, "8.9.7")
 
 
 @pytest.mark.integration
@@ -275,8 +277,7 @@ def test_one_reinstall_repairs_every_damage_of_a_prefix(machine: Machine, tmp_pa
         damage_prefix(prefix, damage)
     machine.add_library_path(prefix / "lib64")
     machine.env["CUDNN_DOCTOR_MIRROR"] = str(local_mirror(tmp_path, "8.9.7"))
-    for code in PREFIX_DAMAGES.values():
-        planned_as_reinstall(machine, code, prefix, "8.9.7")
+    planned_as_reinstall(machine, tuple(PREFIX_DAMAGES.values()), prefix, "8.9.7")  # one check and plan, not three
     _, data = closed_loop(machine)
     [install] = [a for a in data["actions"] if a["kind"] == "install"]
     assert set(PREFIX_DAMAGES.values()) <= set(install["resolves"]), install

@@ -122,8 +122,9 @@ def test_torchs_blocking_wait_read_by_getcvarbool(value: str, refused: bool) -> 
 
 # --- 1. every helper program through the one runner, with the same guarantees -------------------------------------
 
-def _nvcc_toolkit(machine: Machine, tmp_path: Path, body: str) -> Path:
-    """A toolkit whose files name no version (so its nvcc is asked `--version`), CUDA_HOME pointing at it."""
+def _nvcc_toolkit(machine: Machine, tmp_path: Path, body: str, seconds: str = "0.5") -> Path:
+    """A toolkit whose files name no version (so its nvcc is asked `--version`), CUDA_HOME pointing at it; the
+    helpers given SECONDS."""
     toolkit = tmp_path / "cuda-nvcc"
     (toolkit / "include").mkdir(parents=True)
     (toolkit / "include" / "cuda_runtime.h").write_text("/* fake */\n")
@@ -132,28 +133,34 @@ def _nvcc_toolkit(machine: Machine, tmp_path: Path, body: str) -> Path:
     nvcc.write_text("#!/bin/sh\n" + body)
     nvcc.chmod(0o755)
     machine.env["CUDA_HOME"] = str(toolkit)
-    machine.env["CUDNN_DOCTOR_HELPER_TIMEOUT"] = "0.5"
+    machine.env["CUDNN_DOCTOR_HELPER_TIMEOUT"] = seconds
     return nvcc
 
 
+# The helpers' time each kind of trouble is given, so that none turns on the machine's load: a program that never
+# ends is cut at 0.5 s whatever the load; one that ends by itself (a signal) is given far more than its start could
+# take; a flood is given more than the run's own 60 s, so only the runner's cut by bytes (STDOUT_LIMIT) ends it (at
+# 0.5 s, a loaded machine's `yes` had not printed 8 MiB yet: "did not end" instead); a daemon's holder is seen only at
+# the deadline after the program's exit, so the program (a shell, setsid, an echo) is given 2 s to exit first.
+NEVER_ENDS_S, ENDS_S, FLOOD_S, DAEMON_S = "0.5", "60", "600", "2"
 BANNER = "echo 'Cuda compilation tools, release 12.6, V12.6.85'\n"
 
 
 @pytest.mark.subprocess  # the doctor's own process is the subreaper that adopts a daemon with no token
-@pytest.mark.parametrize(("body", "said"), [
-    ("setsid sleep 30 & echo $! >> PIDS\n" + BANNER, "left a process holding its output"),
-    ("env -i setsid sleep 30 & echo $! >> PIDS\n" + BANNER, "left a process holding its output"),
-    (BANNER + "exec sleep 30\n", "did not end within 0.5 s"),
-    (BANNER + "kill -SEGV $$\n", "SIGSEGV"),
-    ("yes 'Cuda compilation tools, release 12.6, V12.6.85'\n", "MiB"),
+@pytest.mark.parametrize(("body", "said", "seconds"), [
+    ("setsid sleep 30 & echo $! >> PIDS\n" + BANNER, "left a process holding its output", DAEMON_S),
+    ("env -i setsid sleep 30 & echo $! >> PIDS\n" + BANNER, "left a process holding its output", DAEMON_S),
+    (BANNER + "exec sleep 30\n", "did not end within 0.5 s", NEVER_ENDS_S),
+    (BANNER + "kill -SEGV $$\n", "SIGSEGV", ENDS_S),
+    ("yes 'Cuda compilation tools, release 12.6, V12.6.85'\n", "printed more than 8 MiB, still printing", FLOOD_S),
 ], ids=["daemon", "daemon-no-environment", "never-ends", "signal", "floods"])
 def test_a_toolkits_nvcc_version_that_misbehaves_is_said_and_stopped(machine: Machine, tmp_path: Path, body: str,
-                                                                     said: str) -> None:
+                                                                     said: str, seconds: str) -> None:
     """A toolkit's `nvcc --version` (asked where its files name no version) was taken at its exit: a daemon it left
     was killed, but nothing said that a build reading its output to its end (subprocess.check_output) would wait;
     a signal, an endless run and a flood were silent too. Now CD213 names the command and what it did."""
     pids = tmp_path / "pids"
-    nvcc = _nvcc_toolkit(machine, tmp_path, body.replace("PIDS", str(pids)))
+    nvcc = _nvcc_toolkit(machine, tmp_path, body.replace("PIDS", str(pids)), seconds)
     done = machine.run("check", "--json")
     assert "Traceback" not in done.stderr, done.stderr
     import json
@@ -182,12 +189,12 @@ def test_a_toolkits_nvcc_that_answers_and_ends_is_not_said(machine: Machine, tmp
     assert {t["path"]: t["version"] for t in report["toolkits"]}[str(tmp_path / "cuda-nvcc")] == "12.6.85"
 
 
-@pytest.mark.parametrize(("body", "said"), [
-    ("printf '\\377\\376 not utf-8\\n'; kill -KILL $$\n", "SIGKILL"),
-    ("echo gcc 12.2.0; exec sleep 30\n", "did not end within 0.5 s"),
+@pytest.mark.parametrize(("body", "said", "seconds"), [
+    ("printf '\\377\\376 not utf-8\\n'; kill -KILL $$\n", "SIGKILL", ENDS_S),
+    ("echo gcc 12.2.0; exec sleep 30\n", "did not end within 0.5 s", NEVER_ENDS_S),
 ])
 def test_a_compilers_version_ended_by_a_signal_is_said_in_its_row(machine: Machine, tmp_path: Path, body: str,
-                                                                  said: str) -> None:
+                                                                  said: str, seconds: str) -> None:
     """`--format markdown`'s compiler rows said a daemon and an endless run (round fourteen), but a compiler killed by
     a signal was only 'version unreadable'. Now every helper's trouble is said by one function (child.helper_trouble)."""
     from cudnn_doctor.probes.system import _compilers
@@ -197,11 +204,11 @@ def test_a_compilers_version_ended_by_a_signal_is_said_in_its_row(machine: Machi
     gcc = folder / "gcc"
     gcc.write_text("#!/bin/sh\n" + body)
     gcc.chmod(0o755)
-    env = {"PATH": f"{folder}:/usr/bin:/bin", "CUDNN_DOCTOR_HELPER_TIMEOUT": "0.5"}
+    env = {"PATH": f"{folder}:/usr/bin:/bin", "CUDNN_DOCTOR_HELPER_TIMEOUT": seconds}
     import os
 
     old = os.environ.get("CUDNN_DOCTOR_HELPER_TIMEOUT")
-    os.environ["CUDNN_DOCTOR_HELPER_TIMEOUT"] = "0.5"
+    os.environ["CUDNN_DOCTOR_HELPER_TIMEOUT"] = seconds
     try:
         row = _compilers(env, None)["gcc"] or ""
     finally:
@@ -220,12 +227,13 @@ def test_ldconfig_that_leaves_a_daemon_or_never_ends_is_said(tmp_path: Path, mon
     from cudnn_doctor.probes.context import SearchContext
 
     pids = tmp_path / "pids"
-    for body, said in ((f"setsid sleep 30 & echo $! >> {pids}\necho '0 libs found in cache'\n",
-                        "holding its output"), ("echo '0 libs found in cache'; exec sleep 30\n", "did not end")):
+    for body, said, seconds in ((f"setsid sleep 30 & echo $! >> {pids}\necho '0 libs found in cache'\n",
+                                 "holding its output", DAEMON_S),
+                                ("echo '0 libs found in cache'; exec sleep 30\n", "did not end", NEVER_ENDS_S)):
         script = tmp_path / "ldconfig"
         script.write_text("#!/bin/sh\n" + body)
         script.chmod(0o755)
-        monkeypatch.setenv("CUDNN_DOCTOR_HELPER_TIMEOUT", "0.5")
+        monkeypatch.setenv("CUDNN_DOCTOR_HELPER_TIMEOUT", seconds)
         monkeypatch.setattr(loader, "ldconfig_command", lambda ctx, script=script: [str(script), "-p"])
         helpers = collect.HelperRuns(SearchContext.from_environment())
         assert helpers.ldconfig_cache() == {}
@@ -446,7 +454,7 @@ def test_the_bench_compilers_version_is_asked_as_every_helper(tmp_path: Path, mo
     cc = tmp_path / "cc"
     cc.write_text(f"#!/bin/sh\nsetsid sleep 30 & echo $! >> {pids}\necho 'gcc (Debian 12.2.0-14) 12.2.0'\n")
     cc.chmod(0o755)
-    monkeypatch.setenv("CUDNN_DOCTOR_HELPER_TIMEOUT", "0.5")
+    monkeypatch.setenv("CUDNN_DOCTOR_HELPER_TIMEOUT", DAEMON_S)
     version, trouble = compiled._version([str(cc)], deadline_in(20))
     assert "12.2.0" in version and trouble and "holding its output" in trouble, (version, trouble)
     for pid in map(int, pids.read_text().split()):

@@ -10,6 +10,7 @@ from typing import Any
 
 from cudnn_doctor.explain.message_text import split_at_skip
 from cudnn_doctor.knowledge.data import load
+from cudnn_doctor.knowledge.gpu_distributions import expand
 from cudnn_doctor.versions import ascii_digits
 
 WINDOW = 64_000  # the catalog reads at most the last this many characters of the candidate lines
@@ -33,7 +34,8 @@ class Match:
 @functools.cache
 def compiled() -> tuple[tuple[dict[str, Any], re.Pattern[str]], ...]:
     entries = load("errors").get("error", [])
-    return tuple((entry, re.compile(entry["pattern"], re.IGNORECASE | re.DOTALL)) for entry in entries)
+    # {gpu_package}: the GPU stack's distributions from one table (knowledge/gpu_distributions.py)
+    return tuple((entry, re.compile(expand(entry["pattern"]), re.IGNORECASE | re.DOTALL)) for entry in entries)
 
 
 @functools.cache

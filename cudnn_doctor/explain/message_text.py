@@ -202,6 +202,7 @@ def _triggers() -> tuple[str, ...]:
     texts += [row["text"] for table in ("resolver", "not_found") for row in load("libraries").get(table, [])]
     texts += [load("libraries").get("prebuilt_wheel", {}).get("marker", "guessing wheel url:")]
     texts += list(load("libraries").get("build_isolation", {}).get("stages", ()))  # an installer's build step (uv's too)
+    texts += list(load("libraries").get("build_isolation", {}).get("package_lines", ()))  # the package it builds
     errors = load("errors")
     texts += [row["text"] for table in ("event", "outside") for row in errors.get(table, [])]
     texts += [name for row in errors.get("component", []) for name in row["names"]]  # NVIDIA's host components

@@ -526,7 +526,12 @@ def build_isolation(lines: list[str], lowers: list[str]) -> list[NotFound]:
     framework = next((name for name in table["frameworks"] for lower in window
                       if any(word.replace("{name}", name) in lower for word in table["absent"])), None)
     built = _built_package(lowers[max(0, stage - 40):stage + 40])
-    if framework is None and built is not None and any(word in lower for lower in window for word in table.get("requirement_steps", ())):
+    # the step's own name and the traceback opening in pip's hook runner: the setup raised in that step, its last
+    # line cut ([build_isolation] hook_runner)
+    hook_step = any(word in lowers[stage] for word in table.get("hook_step_words", ())) and \
+        any(word in lower for lower in window for word in table.get("hook_runner", ()))
+    if framework is None and built is not None and (hook_step or any(word in lower for lower in window
+                                                                     for word in table.get("requirement_steps", ()))):
         # the output cut before its last line, but the step that failed is the one that runs the package's setup
         # before any compiling, and that setup imports the framework first ([build_isolation] imports_framework)
         framework = next((name for name, packages in table.get("imports_framework", {}).items() if built in packages), None)
@@ -578,7 +583,9 @@ _BUILT = re.compile(r"(?:failed to build|indicates that) [`'\"]?(?:file:///(?:[^
 # and where it is not said, the package the installer was fetching: pip's "Collecting flash_attn", "Using cached
 # flash_attn-2.7.4.post1.tar.gz", "Obtaining file:///.../SageAttention", a launcher's own "Installing SageAttention"
 _FETCHED = re.compile(r"^\s*(?:collecting|installing) ([a-z][a-z0-9_.-]{0,80}?)(?:[<>=!~\[;\s]|$)|using cached "
-                      r"([a-z][a-z0-9_]{0,80}?)-\d|obtaining file:///(?:[^\s'\"]*/)?([a-z][a-z0-9_.-]{0,80})")
+                      r"([a-z][a-z0-9_]{0,80}?)-\d|obtaining file:///(?:[^\s'\"]*/)?([a-z][a-z0-9_.-]{0,80})"
+                      # old pip's "cwd: /tmp/pip-install-_op0fkvy/flash-attn_32ecdb534ca149cebac1b8d1956665eb"
+                      r"|cwd: \S{0,200}?pip-install-[^/\\\s]{1,40}[/\\]{1,2}([a-z][a-z0-9_.-]{0,80}?)_[0-9a-f]{32}")
 
 
 def _built_package(window: list[str]) -> str | None:

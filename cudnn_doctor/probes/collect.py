@@ -299,7 +299,8 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         unset = context_retry_unset(ctx.env, report.process.context_variables)
 
         def made_without(names: list[str]) -> ProbeBatch:
-            return ProbeBatch([cuda_question], env={k: v for k, v in held_env.items() if k not in names})
+            left_out = set(names)  # a set: 20,000 names searched as a list for each variable took 17 s of check
+            return ProbeBatch([cuda_question], env={k: v for k, v in held_env.items() if k not in left_out})
 
         def answer_of(batch: ProbeBatch) -> str | None:
             answer = batch.results()[cuda_question]

@@ -17,6 +17,7 @@ import os
 from typing import Any
 
 from cudnn_doctor.child import ChildAnswer, ChildBatch, ChildRequest, deadline_in, own_python
+from cudnn_doctor.model import LOADER_REFUSED
 from cudnn_doctor.variables import preload_entries
 
 DEADLINE_S = 5.0  # seconds one bare start may take here, at most; past it, "more than that" is the answer
@@ -152,14 +153,17 @@ class PreloadStartCost:
         if without.timed_out or without.exit_code != 0 or without.values is None:
             return None, ()
         took = -1.0 if with_them.timed_out else round(with_them.wall_ms, 1)
-        return (" ".join(self.entries), took, round(without.wall_ms, 1), self.seconds), taken(with_them, without.values)
+        return (" ".join(self.entries), took, round(without.wall_ms, 1), self.seconds), taken(with_them, without.values,
+                                                                                                self.entries)
 
 
-def taken(answer: ChildAnswer, bare: dict[str, Any]) -> tuple[str, ...]:
+def taken(answer: ChildAnswer, bare: dict[str, Any], entries: tuple[str, ...] = ()) -> tuple[str, ...]:
     """What the start ANSWER (with the preload) was given otherwise than the start without it (BARE, its state), in
-    words: each a program started here loses the same way. Its having answered nothing is one."""
+    words: each a program started here loses the same way. Its having answered nothing is one; an entry of ENTRIES the
+    loader refused (its words on the start's standard error) another."""
     if answer.timed_out:
         return ()  # slow, said by the times
+    refused = loader_refused(answer.stderr_tail, entries)
     if answer.exit_code != 0 or answer.values is None:
         how = f"was killed by signal {-answer.exit_code}" if answer.exit_code is not None and answer.exit_code < 0 \
             else f"exited with {answer.exit_code}" if answer.exit_code else "wrote no answer (its output taken)"
@@ -192,7 +196,22 @@ def taken(answer: ChildAnswer, bare: dict[str, Any]) -> tuple[str, ...]:
         was, now = (bare.get("streams") or [None] * 3)[fd], (got.get("streams") or [None] * 3)[fd]
         if was is not None and now != was:
             out.append(f"closed or redirected the program's {words}")
-    return tuple(out)
+    return refused + tuple(out)
+
+
+def loader_refused(stderr: str, entries: tuple[str, ...]) -> tuple[str, ...]:
+    """The entries the loader could not load, in its own words on the bare start's standard error (glibc's rtld.c:
+    "ERROR: ld.so: object '...' from LD_PRELOAD cannot be preloaded (...): ignored.", "... cannot be loaded as audit
+    interface: ...; ignored."): it says the same on the standard error of every program started here, which then runs
+    without that library. Only ENTRIES, those asked about, are taken from it: a preload that prints such a line itself
+    names nothing else."""
+    import re
+
+    said = re.findall(r"ERROR: ld\.so: object '([^'\n]{0,4096})' (?:from \w+ cannot be preloaded \(([^)\n]{0,400})\)"
+                      r"|cannot be loaded as audit interface: ([^;\n]{0,400}))", stderr)
+    return tuple(f"{LOADER_REFUSED} ({preloaded or audit}): {entry!r} is not loaded, and ld.so prints "
+                 "'ERROR: ld.so: object ... ignored.' on the standard error of every program started here"
+                 for entry, preloaded, audit in dict.fromkeys(said) if entry in entries)
 
 
 def _mask(value: object, base: int = 16) -> int:

@@ -20,7 +20,12 @@ def json_text(data: dict[str, Any]) -> str:
 
 
 def write_json(data: dict[str, Any]) -> None:
-    write_document(json_text(data))
+    from cudnn_doctor import streams
+
+    # where a start-up hook printed as Python started, part of it may be on standard output already, unended: the
+    # object begins on a line of its own (a JSON reader skips the blank; streams._hook_printed says the rest)
+    text = ("\n" if streams.HOOK_PRINTED else "") + json_text(data)
+    write_document(text)
 
 
 def write_document(text: str) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 from cudnn_doctor.codes import CODES, finding
 from cudnn_doctor.knowledge import environment, loader_words
 from cudnn_doctor.knowledge.data import load
-from cudnn_doctor.model import HANGS, Finding, Framework, LoadedCudnn, ProcessView, Report
+from cudnn_doctor.model import HANGS, LOADER_REFUSED, Finding, Framework, LoadedCudnn, ProcessView, Report
 from cudnn_doctor.specifiers import InvalidSpecifier, Specifiers
 from cudnn_doctor.versions import ascii_digits, release_in_file_name, version_tuple
 
@@ -575,8 +575,11 @@ def _preload_takes(takes: tuple[str, ...], entries: str, variable: str) -> list[
     made = finding("CD116", subject=entries, evidence="seen",
                    proof=f"a bare Python started here with {variable}, beside one started without {entries}: the "
                          f"first {'; '.join(takes)}",
-                   limit=f"{variable}: {_shown(entries)} (no row of the data knows it) runs its constructor in every "
-                         f"process started here, before the program's first line, and it {'; '.join(takes)}",
+                   limit=f"{variable}: {_shown(entries)} (no row of the data knows it) "
+                         + ("is asked of the loader in every process started here, before the program's first line, "
+                            "and it" if all(take.startswith(LOADER_REFUSED) for take in takes) else
+                            "runs its constructor in every process started here, before the program's first line, "
+                            "and it") + f" {'; '.join(takes)}",
                    effect="every program started here (torch, JAX, their compilers, this doctor's own children) "
                           "starts so", slow_preload=entries)
     return [made if any(take.startswith(PRELOAD_STOPS) for take in takes) else replace(made, severity="warning")]
@@ -818,13 +821,64 @@ def settings(report: Report) -> list[Finding]:
         return findings
     known = environment.rows()
     refused = set(view.context_variables) if view.context not in (None, "ok") else set()
+    # a misspelling is a name a person typed: the first MAX_SPELLED unknown names are matched against the documented
+    # ones, not 60,000 a machine set (each matched with difflib took check past a minute)
+    spelled = frozenset([variable for variable in view.settings if variable not in known][:MAX_SPELLED])
     for variable, given in view.settings.items():
         if variable in refused and len(refused) == 1:
             continue  # CUDA itself refused the context with it (context_refused): seen, said there
         start = len(findings)
-        _judge_variable(report, view, known, variable, given, findings)
+        _judge_variable(report, view, known, variable, given, findings, variable in spelled)
         findings[start:] = [when_used(made, variable, report) for made in findings[start:]]
-    return findings
+    return _unknown_file_flags_together(_unasked_together(findings))
+
+
+MAX_UNASKED_SAID = 8  # variables of a family no row knows, each said alone; past that, all in one finding
+
+
+def _unknown_file_flags_together(findings: list[Finding]) -> list[Finding]:
+    """XLA flags no row knows that name a regular file, each a warning up to MAX_UNASKED_SAID; more are one: 5,000
+    such flags (as many as the 128 KiB exec takes for XLA_FLAGS) were 5,000 findings, 11 MB of JSON and 3.8 MB of text,
+    each with the same fix. The one counts them, names the first few and keeps that fix (XLA_FLAGS without them all)."""
+    unknown = [f for f in findings if f.values.get("unknown_file_flag")]
+    if len(unknown) <= MAX_UNASKED_SAID:
+        return findings
+    flags = [str(f.values["unknown_file_flag"]) for f in unknown]
+    first = unknown[0]
+    listed = ", ".join(f"--{flag}" for flag in flags[:MAX_UNASKED_SAID])
+    why = (f"{len(flags)} flags no row of the data knows name files that are there, which XLA opens as it compiles "
+           f"({listed} and {len(flags) - MAX_UNASKED_SAID} more): the doctor has no reader for them (`cudnn-doctor "
+           "check --deep` compiles JAX's first work here with them, which proves what XLA makes of them)")
+    together = replace(first, detail=first.detail.replace(str(first.values.get("why")), why),
+                       values={**first.values, "why": why, "unknown_file_flags": flags})
+    return [*(f for f in findings if not f.values.get("unknown_file_flag")), together]
+
+
+def _unasked_together(findings: list[Finding]) -> list[Finding]:
+    """The warnings about variables of a family no row knows and no file answers for (_unasked), each alone where
+    there are at most MAX_UNASKED_SAID of them, else all in one: 30,000 CUDNN_* variables a machine set were 30,000
+    findings (80 MB of JSON, a plan step each, and a text report past five minutes). The one names the first few and
+    how many more; like any finding of several variables, the plan leaves it to the words (--deep asks which matter)."""
+    unasked = [f for f in findings if f.values.get("unasked")]
+    if len(unasked) <= MAX_UNASKED_SAID:
+        return findings
+    names = [str(f.subject) for f in unasked]
+    first = unasked[0]
+    prefix = str(first.values["unasked"])
+    listed = ", ".join(names[:MAX_UNASKED_SAID])
+    effect = (f"no row of the data knows these {len(names)} variables of cuDNN's ({prefix}*: {listed} and "
+              f"{len(names) - MAX_UNASKED_SAID} more), and cuDNN reads its settings inside its libraries and its "
+              "frontend, compiled into torch and XLA, which the doctor cannot ask cheaply: what they do to the GPU work "
+              "of every program that loads cuDNN here is not known")
+    together = replace(first, subject=f"{listed} and {len(names) - MAX_UNASKED_SAID} more",
+                       detail=f"{len(names)} variables {prefix}*: {effect}.",
+                       values={**first.values, "variable": f"{len(names)} variables {prefix}*", "value": "",
+                               "effect": effect, "why": effect, "unasked_variables": names,
+                               "fix": f"Unset those of the {prefix}* variables that you did not set for cuDNN on "
+                                      "purpose; `cudnn-doctor check --deep` runs the frameworks here with them, which "
+                                      "proves what they do"})
+    kept = [f for f in findings if not f.values.get("unasked")]
+    return [*kept, together]
 
 
 def when_used(made: Finding, variable: str, report: Report) -> Finding:
@@ -850,12 +904,12 @@ def when_used(made: Finding, variable: str, report: Report) -> Finding:
 
 
 def _judge_variable(report: Report, view: ProcessView, known: dict[str, dict[str, Any]], variable: str, given: str,
-                    findings: list[Finding]) -> None:
-    """VARIABLE=GIVEN's findings, added to FINDINGS."""
+                    findings: list[Finding], spell: bool = True) -> None:
+    """VARIABLE=GIVEN's findings, added to FINDINGS (an unknown name matched for a misspelling where SPELL)."""
     value = _shown(given)
     row = known.get(variable)
     if row is None:
-        findings += _family_setting(report, view, variable, given)
+        findings += _family_setting(report, view, variable, given, spell)
         return
     if row["framework"] == "nccl" and row["grammar"] in environment.NCCL_OWN_GRAMMARS:
         return  # rules/multi_gpu.py judges these of NCCL's
@@ -921,7 +975,8 @@ def _judge_variable(report: Report, view: ProcessView, known: dict[str, dict[str
         elif kind == "xla path" and why["flag"] not in environment.xla_path_flags():  # a file no row knows XLA opens
             made = finding("CD411", subject=variable, refs=(row["source"],), evidence="read", variable=variable,
                            value=value, why=why["why"], framework=_display(row["framework"]),
-                           consequence="may refuse what it finds there", effect=row["effect"], fix_value=why["kept"])
+                           consequence="may refuse what it finds there", effect=row["effect"], fix_value=why["kept"],
+                           unknown_file_flag=why["flag"])
             findings.append(replace(made, severity="warning"))
         elif kind == "xla path":  # XLA's GPU compiler, from its source: a warning --deep's convolution proves
             flag = environment.xla_path_flags()[why["flag"]]
@@ -1070,7 +1125,7 @@ DEEP_PROVES = "; `cudnn-doctor check --deep` runs the frameworks here with it, w
 USED_PROVES = "; read from the data, not tried here: a program of yours that uses it proves what it does"
 
 
-def _family_setting(report: Report, view: ProcessView, variable: str, value: str) -> list[Finding]:
+def _family_setting(report: Report, view: ProcessView, variable: str, value: str, spell: bool = True) -> list[Finding]:
     """A variable of a family (JAX_*, TORCH_*, ...) that no row knows: judged where the installed framework's own
     files answered for it (view.setting_answers), else not at all."""
     answer = view.setting_answers.get(variable)
@@ -1079,7 +1134,7 @@ def _family_setting(report: Report, view: ProcessView, variable: str, value: str
         return []
     name = _display(family["framework"])
     if answer is None:
-        return _misspelt(variable, value, family, name) or _unasked(variable, value, family, name)
+        return (_misspelt(variable, value, family, name) if spell else []) or _unasked(variable, value, family, name)
     if answer.kind == "unknown":
         return [finding("CD418", subject=variable, refs=(family["source"],), variable=variable, value=_shown(value),
                         why=f"{name} reads no variable of this name (no file of the installed {name} names it: "
@@ -1184,7 +1239,10 @@ def _misspelt(variable: str, value: str, family: dict[str, Any], name: str) -> l
     alone (other programs use the prefixes too)."""
     import difflib
 
-    documented = [known for known, row in environment.rows().items() if known.startswith(family["prefix"])]
+    # only names whose length lets difflib's ratio reach MISSPELT (2 * matches / both lengths: within a tenth of each
+    # other), from an index made once: 60,000 unknown CUDA variables each listed every documented name and matched it
+    # (64 s of check; a second now)
+    documented = _documented(family["prefix"]).get(len(variable), ())
     meant = difflib.get_close_matches(variable, documented, n=1, cutoff=MISSPELT)
     if not meant:
         return []
@@ -1196,6 +1254,22 @@ def _misspelt(variable: str, value: str, family: dict[str, Any], name: str) -> l
 
 
 MISSPELT = 0.9  # difflib's ratio: a letter or two off a documented name of 20 characters
+MAX_SPELLED = 1000  # unknown names of a family matched for a misspelling, at most (settings)
+
+
+@functools.cache
+def _documented(prefix: str) -> dict[int, tuple[str, ...]]:
+    """The names the data documents that begin with PREFIX, by each length of a name they could be a misspelling of:
+    difflib's ratio 2M / (a + b), M at most the shorter length, reaches MISSPELT only where the lengths are that close."""
+    by_length: dict[int, list[str]] = {}
+    for known in environment.rows():
+        if known.startswith(prefix):
+            size = len(known)
+            low = math.ceil(size * MISSPELT / (2 - MISSPELT) - 1e-9)  # 11 * 0.9 / 1.1 is 9.000000000000002
+            high = math.floor(size * (2 - MISSPELT) / MISSPELT + 1e-9)
+            for length in range(low, high + 1):
+                by_length.setdefault(length, []).append(known)
+    return {length: tuple(names) for length, names in by_length.items()}
 # the readers whose variables are read inside their own libraries, where no cheap question reaches them: cuDNN (and
 # its frontend, compiled into torch and XLA). CUDA's own family is asked instead (a first context is made:
 # knowledge.environment.read_at_context); the frameworks' families are asked of their files (names_from) or left alone,
@@ -1213,7 +1287,7 @@ def _unasked(variable: str, value: str, family: dict[str, Any], name: str) -> li
               "what it does to the GPU work of every program that loads cuDNN here is not known" + DEEP_PROVES)
     made = finding(environment.cure_code(variable), subject=variable, refs=(family["source"],), evidence="read",
                    variable=variable, value=_shown(value), effect=effect, why=effect, framework=name,
-                   consequence="", fix_value=None)
+                   consequence="", fix_value=None, unasked=family["prefix"])
     return [replace(made, severity="warning")]
 
 
