@@ -68,6 +68,17 @@ class Ended:
         self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
 
 
+
+WRAPPER_SIGNALS = ("SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM", "SIGUSR1", "SIGUSR2", "SIGALRM", "SIGPIPE")
+
+
+def signals_at_default() -> None:
+    """The doctor started as from a terminal: every signal a case sends at its default, whatever this run inherited
+    (a harness started by `nohup` ignores SIGHUP, one started in the background of a shell SIGINT and SIGQUIT, and the
+    doctor keeps a disposition it was started with)."""
+    for name in WRAPPER_SIGNALS:
+        signal.signal(getattr(signal, name), signal.SIG_DFL)
+
 def environment(tmp: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CUDNN_DOCTOR", "PYTHON", "NO_COLOR", "FORCE_"))}
     env.update(HOME=str(tmp / "home"), PYTHONPATH=r22.package(), CUDNN_DOCTOR_CACHE_DIR=str(tmp / "cache"))
@@ -131,7 +142,8 @@ def piped(args: list[str], tmp: Path, signame: str, mode: str, at: int) -> Ended
         os.write(write_end, filler)
     err = tempfile.TemporaryFile()
     process = subprocess.Popen(argv(args), env=environment(tmp), cwd=tmp, stdout=write_end, stderr=err,
-                               stdin=subprocess.DEVNULL, start_new_session=True)
+                               stdin=subprocess.DEVNULL, start_new_session=True,
+                               preexec_fn=signals_at_default)
     os.close(write_end)
     try:
         got = b""
@@ -357,7 +369,8 @@ def terminal_case(args: list[str], signame: str, when: int) -> Callable[[Path], 
         env.update(TERM="xterm-256color", COLUMNS="100")
         process = subprocess.Popen(["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=write", "-e",
                                     f"inject=write:signal={signame}:when={when}", *argv(args)],
-                                   env=env, cwd=tmp, stdin=slave, stdout=slave, stderr=slave, start_new_session=True)
+                                   env=env, cwd=tmp, stdin=slave, stdout=slave, stderr=slave, start_new_session=True,
+                               preexec_fn=signals_at_default)
         got = b""
         try:
             began = time.monotonic()
@@ -431,7 +444,8 @@ def rendered_case(command: str, signame: str) -> Callable[[Path], None]:
         err = tempfile.TemporaryFile()
         process = subprocess.Popen([sys.executable, "-c", RENDERED, str(int(getattr(signal, signame))), *make(tmp)],
                                    env=environment(tmp), cwd=tmp, stdout=write_end, stderr=err,
-                                   stdin=subprocess.DEVNULL, start_new_session=True)
+                                   stdin=subprocess.DEVNULL, start_new_session=True,
+                               preexec_fn=signals_at_default)
         os.close(write_end)
         try:
             code = wait_ended(process, RENDERED_CEILING_S)

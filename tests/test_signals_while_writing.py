@@ -39,7 +39,10 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux") or not wcha
 
 
 def from_a_terminal() -> None:
-    for signum in (signal.SIGHUP, signal.SIGINT, signal.SIGUSR1):
+    """Every signal the tests send at its default, as from a terminal: a suite started by `nohup` ignores SIGHUP, one
+    in a shell's background SIGINT and SIGQUIT, and the doctor keeps a disposition it was started with."""
+    for signum in (signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGTERM, signal.SIGUSR1, signal.SIGUSR2,
+                   signal.SIGALRM, signal.SIGPIPE):
         signal.signal(signum, signal.SIG_DFL)
 
 
