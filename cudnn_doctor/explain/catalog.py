@@ -65,7 +65,7 @@ def match_lines(lines: tuple[str, ...] | list[str], stack_library_named: bool = 
             continue
         if entry.get("stack_library") and not stack_library_named:
             continue
-        hit = pattern.search(text)
+        hit = fullest(pattern, text)
         if hit is None:
             continue
         values = {key: normalise(key, value) for key, value in hit.groupdict().items() if value}
@@ -77,6 +77,27 @@ def match_lines(lines: tuple[str, ...] | list[str], stack_library_named: bool = 
         return []
     top = max(m.priority for m in found)
     return sorted((m for m in found if m.priority == top), key=lambda m: m.id)
+
+
+MORE_HITS = 8  # later places a pattern is looked for when its first leaves a value of the message out
+
+
+def fullest(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """The pattern's first hit in TEXT, or where that one leaves some of its named values out, the hit among the next
+    few that fills the most: a traceback quotes the line that raises (`raise RuntimeError("Detected that PyTorch and
+    torchvision were compiled with different CUDA versions. "`) before the message it prints with its values
+    (`PyTorch has CUDA Version=11.3`), and the answer's values come from the message, never from words in their place."""
+    first = pattern.search(text)
+    if first is None or all(value is not None for value in first.groupdict().values()):
+        return first
+    best, filled = first, sum(value is not None for value in first.groupdict().values())
+    for number, hit in enumerate(pattern.finditer(text, first.end())):
+        if number >= MORE_HITS:
+            break
+        count = sum(value is not None for value in hit.groupdict().values())
+        if count > filled:
+            best, filled = hit, count
+    return best
 
 
 def normalise(key: str, value: str) -> str:
