@@ -22,7 +22,6 @@ import json
 import subprocess
 import sys
 import tarfile
-from contextlib import redirect_stderr
 from pathlib import Path
 from typing import Any
 
@@ -57,36 +56,14 @@ def export_tree(commit: str, into: Path) -> Path:
 
 
 def score_one(tree: Path, set_path: Path) -> list[dict[str, Any]]:
-    """Run in a child whose sys.path starts with TREE: every case of SET_PATH, every code of its answer."""
+    """Run in a child whose sys.path starts with TREE: every case of SET_PATH, every code of its answer
+    (explain_dev_sets.scored_cases, the one scorer of a set's cases)."""
     sys.path.insert(0, str(tree))
     sys.path.insert(1, str(HERE))
-    from score_explain import _first_match, catalog_overlap, load_cases  # type: ignore[import-not-found]
+    from explain_dev_sets import scored_cases  # type: ignore[import-not-found]
 
-    from cudnn_doctor.commands.explain import run
-
-    cases = load_cases(set_path)
-    left_out = catalog_overlap(cases, tree / "compat" / "errors.toml")
-    rows = []
-    for case in cases:
-        if case["id"] in left_out:
-            continue
-        try:
-            with redirect_stderr(io.StringIO()):
-                data = run(case["message"].encode("utf-8"), offline_only=True)
-            exit_code = data.get("exit_code", 0)
-        except Exception as error:  # noqa: BLE001 - a usage error is "not recognised", as the command's exit 2
-            data, exit_code = {"error": str(error)}, 2
-        matches, code, match_id = _first_match(data)
-        listed = data.get("matches") if isinstance(data.get("matches"), list) else []
-        codes = [m.get("code") for m in listed if isinstance(m, dict) and m.get("code")]
-        recognised = exit_code == 0 and matches > 0
-        family = case["family"]
-        rows.append({"set": set_path.parent.name, "id": case["id"], "family": family,
-                     "printed_by": case.get("printed_by", ""), "recognised": recognised,
-                     "right_family": recognised and family != "unrelated" and bool(code) and code.startswith(family),
-                     "claimed": exit_code == 0, "first_code": code, "first_id": match_id, "codes": codes,
-                     "message": case["message"], "cause": case.get("cause", "")})
-    return rows
+    return [{key: value for key, value in row.items() if key != "first_source"}
+            for row in scored_cases(tree, set_path, set_path.parent.name)]
 
 
 def score(out: Path, work: Path) -> None:

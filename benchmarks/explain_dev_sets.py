@@ -30,35 +30,50 @@ def set_name(path: Path) -> str:
     return path.stem if path.parent.name == "explain_eval" else path.parent.name
 
 
-def score_tree(tree: Path) -> list[dict[str, Any]]:
-    sys.path.insert(0, str(tree))
-    sys.path.insert(1, str(HERE))
+def scored_cases(tree: Path, path: Path, set_label: str) -> list[dict[str, Any]]:
+    """Every case of the set at PATH answered by TREE's explain (offline), with score_explain.py's own rules: one
+    record each (set, id, family, recognised, right_family, claimed, first_code, first_id, first_source, codes: every
+    code of the answer, printed_by, message, cause). TREE must be first on sys.path (score_tree, or a child)."""
     from score_explain import _first_match, catalog_overlap, load_cases  # type: ignore[import-not-found]
 
     from cudnn_doctor.commands.explain import run
 
+    cases = load_cases(path)
+    left_out = catalog_overlap(cases, tree / "compat" / "errors.toml")
+    rows = []
+    for case in cases:
+        if case["id"] in left_out:
+            continue
+        try:
+            with redirect_stderr(io.StringIO()):
+                data = run(case["message"].encode("utf-8"), offline_only=True)
+            exit_code = data.get("exit_code", 0)
+        except Exception as error:  # noqa: BLE001 - a usage error is "not recognised", as the command's exit 2
+            data, exit_code = {"error": str(error)}, 2
+        matches, code, match_id = _first_match(data)
+        listed = data.get("matches") if isinstance(data.get("matches"), list) else []
+        first = listed[0] if listed else {}
+        source = first.get("source") if isinstance(first, dict) else None
+        recognised = exit_code == 0 and matches > 0
+        family = case["family"]
+        rows.append({"set": set_label, "id": case["id"], "family": family, "recognised": recognised,
+                     "right_family": recognised and family != "unrelated" and bool(code) and code.startswith(family),
+                     "claimed": exit_code == 0, "first_code": code, "first_id": match_id,
+                     "first_source": source if isinstance(source, str) else None,
+                     "codes": [m.get("code") for m in listed if isinstance(m, dict) and m.get("code")],
+                     "printed_by": case.get("printed_by", ""), "message": case["message"],
+                     "cause": case.get("cause", "")})
+    return rows
+
+
+def score_tree(tree: Path) -> list[dict[str, Any]]:
+    sys.path.insert(0, str(tree))
+    sys.path.insert(1, str(HERE))
     rows = []
     for path in development_sets():
-        cases = load_cases(path)
-        left_out = catalog_overlap(cases, tree / "compat" / "errors.toml")
-        for case in cases:
-            if case["id"] in left_out:
-                continue
-            try:
-                with redirect_stderr(io.StringIO()):
-                    data = run(case["message"].encode("utf-8"), offline_only=True)
-                exit_code = data.get("exit_code", 0)
-            except Exception as error:  # noqa: BLE001 - a usage error is "not recognised", as the command's exit 2
-                data, exit_code = {"error": str(error)}, 2
-            matches, code, match_id = _first_match(data)
-            first = (data.get("matches") or [{}])[0] if isinstance(data.get("matches"), list) else {}
-            source = first.get("source") if isinstance(first, dict) else None
-            recognised = exit_code == 0 and matches > 0
-            family = case["family"]
-            rows.append({"set": set_name(path), "id": case["id"], "family": family, "recognised": recognised,
-                         "right_family": recognised and family != "unrelated" and bool(code) and code.startswith(family),
-                         "claimed": exit_code == 0, "first_code": code, "first_id": match_id,
-                         "first_source": source if isinstance(source, str) else None})
+        rows += [{key: row[key] for key in ("set", "id", "family", "recognised", "right_family", "claimed",
+                                            "first_code", "first_id", "first_source")}
+                 for row in scored_cases(tree, path, set_name(path))]
     return rows
 
 
