@@ -3,17 +3,15 @@ last three rounds, each a test that failed before its fix), and a sample of that
 
 from __future__ import annotations
 
-import datetime
-import importlib.util
 import json
 import os
-import random
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests import redteam_sample
 from tests.conftest import ROOT, Machine
 
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="the loader's and the shells' behaviours of Linux")
@@ -230,12 +228,7 @@ def test_thousands_of_pythonpath_entries_are_each_resolved_once(monkeypatch: pyt
 # --- a sample of the red-team in CI -------------------------------------------------------------------------------------
 
 def _redteam():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("redteam_r22", ROOT / "benchmarks" / "redteam_r22.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return redteam_sample.load("redteam_r22")
 
 
 SAMPLED = ("job child", "wheel RECORD", "preload paths", "explain")  # the classes whose cases each take a second or two
@@ -243,11 +236,9 @@ SLOW = ("3,900", "60 MB", "64 GiB", "4 MiB", "3,000", "20,000", "8,000", "1 MB",
         "the library a FIFO")  # left to the whole run: tens of seconds each, or a child waited for to its end
 
 
-def sample(seed: int, count: int = 4) -> dict:  # type: ignore[type-arg]
-    """COUNT cases of the red-team's quick classes, chosen by SEED."""
-    table = [(name, case) for name, case in _redteam().cases().items()
-             if case[0] in SAMPLED and not any(word in name for word in SLOW)]
-    return dict(random.Random(seed).sample(table, count))
+def quick(name: str, case: tuple) -> bool:  # type: ignore[type-arg]
+    """The red-team's quick classes (a second or two each)."""
+    return case[0] in SAMPLED and not any(word in name for word in SLOW)
 
 
 @linux_only
@@ -255,10 +246,4 @@ def sample(seed: int, count: int = 4) -> dict:  # type: ignore[type-arg]
 def test_a_seeded_sample_of_the_red_team_holds(tmp_path: Path) -> None:
     """Four cases of benchmarks/redteam_r22.py (the classes of a second or two each), a seed of their own each day:
     over time the sample covers the table."""
-    seed = int(datetime.date.today().strftime("%Y%m%d"))
-    import io
-
-    said = io.StringIO()
-    tally = _redteam().run_cases(sample(seed), out=said)
-    broken = [name for _good, _total, names in tally.values() for name in names]
-    assert not broken, (f"seed {seed}: rerun with python benchmarks/redteam_r22.py --only NAME", said.getvalue())
+    redteam_sample.assert_holds("redteam_r22", quick, 4)

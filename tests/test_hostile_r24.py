@@ -4,8 +4,6 @@ red-team in CI."""
 
 from __future__ import annotations
 
-import datetime
-import importlib.util
 import json
 import os
 import subprocess
@@ -14,19 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from tests import redteam_sample
 from tests.conftest import ROOT, Machine
 
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="the loader of Linux, memory files")
 
 
 def _redteam():  # type: ignore[no-untyped-def]
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    spec = importlib.util.spec_from_file_location("redteam_r24", ROOT / "benchmarks" / "redteam_r24.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return redteam_sample.load("redteam_r24")
 
 
 def _started(machine: Machine, *args: str) -> subprocess.CompletedProcess[bytes]:
@@ -238,13 +231,9 @@ SAMPLED = ("Python's variables", "start-up hooks", "loader variables", "locale",
 SLOW = ("sleeps", "daemon", "30,000", "5,000", "2,000", "120 KB", "PYTHONPATH hiding")  # left to the whole run: seconds each
 
 
-def sample(seed: int, count: int = 4) -> dict:  # type: ignore[type-arg]
-    """COUNT cases of the red-team's quick classes, chosen by SEED."""
-    import random
-
-    table = [(name, case) for name, case in _redteam().cases().items()
-             if case[0] in SAMPLED and not any(word in name for word in SLOW)]
-    return dict(random.Random(seed).sample(table, count))
+def quick(name: str, case: tuple) -> bool:  # type: ignore[type-arg]
+    """The red-team's quick classes (a second or two each)."""
+    return case[0] in SAMPLED and not any(word in name for word in SLOW)
 
 
 @linux_only
@@ -252,11 +241,4 @@ def sample(seed: int, count: int = 4) -> dict:  # type: ignore[type-arg]
 def test_a_seeded_sample_of_the_red_team_holds() -> None:
     """Four cases of benchmarks/redteam_r24.py (the classes of a second or two each), a seed of their own each day:
     over time the sample covers the table."""
-    import io
-
-    seed = int(datetime.date.today().strftime("%Y%m%d"))
-    said = io.StringIO()
-    tally = _redteam().run_cases(sample(seed), out=said)
-    broken = [name for _good, _total, names in tally.values() for name in names]
-    assert not broken, (f"seed {seed}: rerun with python benchmarks/redteam_r24.py --only NAME", said.getvalue(),
-                        json.dumps(sorted(sample(seed))))
+    redteam_sample.assert_holds("redteam_r24", quick, 4)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import redteam_sample
 from tests.conftest import Machine
 
 F_SETPIPE_SZ = 1031
@@ -145,41 +146,21 @@ NEEDS = {"files": "strace"}  # the signal delivered as the doctor enters fsync o
 
 
 def _redteam():  # type: ignore[no-untyped-def]
-    import importlib.util
-
-    from tests.conftest import ROOT
-
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    spec = importlib.util.spec_from_file_location("redteam_r25", ROOT / "benchmarks" / "redteam_r25.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return redteam_sample.load("redteam_r25")
 
 
-def sample(seed: int, count: int = 3) -> dict:  # type: ignore[type-arg]
-    """COUNT cases of the red-team's quick classes, chosen by SEED (a class whose tool is missing here left out)."""
-    import random
+def quick(name: str, case: tuple) -> bool:  # type: ignore[type-arg]
+    """The red-team's quick classes, a class whose tool is missing here left out (and fleet and install cases, which
+    make their input first: seconds more)."""
     import shutil
 
-    table = [(name, case) for name, case in _redteam().cases().items()
-             if case[0] in SAMPLED and (case[0] not in NEEDS or shutil.which(NEEDS[case[0]]))
-             and "fleet" not in name and "install" not in name]  # (those make their input first: seconds more)
-    return dict(random.Random(seed).sample(table, count))
+    return (case[0] in SAMPLED and (case[0] not in NEEDS or bool(shutil.which(NEEDS[case[0]])))
+            and "fleet" not in name and "install" not in name)
 
 
 def test_a_seeded_sample_of_the_red_team_holds() -> None:
     """Three cases of benchmarks/redteam_r25.py, a seed of their own each day: over time the sample covers the table."""
-    import datetime
-    import io
-
-    seed = int(datetime.date.today().strftime("%Y%m%d"))
-    said = io.StringIO()
-    tally = _redteam().run_cases(sample(seed), out=said)
-    broken = [name for _good, _total, names in tally.values() for name in names]
-    assert not broken, (f"seed {seed}: rerun with python benchmarks/redteam_r25.py --only NAME", said.getvalue(),
-                        json.dumps(sorted(sample(seed))))
+    redteam_sample.assert_holds("redteam_r25", quick, 3)
 
 
 
