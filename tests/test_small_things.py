@@ -189,6 +189,20 @@ def test_every_process_the_doctor_starts_goes_through_the_one_child_runner() -> 
     assert found == [], found
 
 
+def patterns_a_check_compiles(machine: Machine) -> list[str]:
+    """The regular expressions one `check --json` of MACHINE compiles (re._compile watched in its process), after
+    checking that it saw the cuDNN 9.19.0 copy the callers put on its library path."""
+    code = ("import atexit, json, re, sys; seen = []; compile = re._compile\n"
+            "def _compile(pattern, flags):\n    seen.append(str(pattern)); return compile(pattern, flags)\n"
+            "re._compile = _compile\n"
+            "atexit.register(lambda: sys.stderr.write('COMPILED ' + json.dumps(seen) + '\\n'))\n"
+            "sys.argv = ['cudnn-doctor', 'check', '--json']\nfrom cudnn_doctor.entry import main\nmain()\n")
+    done = subprocess.run([sys.executable, "-c", code], env=machine.env, cwd=machine.cwd, capture_output=True,
+                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert '"version": "9.19.0"' in done.stdout, done.stderr[-2000:]
+    return list(json.loads(next(line for line in done.stderr.splitlines() if line.startswith("COMPILED "))[9:]))
+
+
 def test_check_compiles_no_pattern_only_install_reads(machine: Machine, tmp_path: Path) -> None:
     """The archive members' name pattern (cudnn_files.ANY_NAME: 1 ms to compile) is compiled where install reads an
     archive, never by a check, which finds its copies by their sonames; install still reads every form of it."""
@@ -199,15 +213,7 @@ def test_check_compiles_no_pattern_only_install_reads(machine: Machine, tmp_path
                                              "libcudnn.9.1.0.dylib", "libcudnn_ops.so.9", "libcudnn.so")] == \
         [9, 8, 9, 9, None, None]
     machine.add_library_path(fake_cudnn(tmp_path / "copy", version=91900).parent)
-    code = ("import atexit, json, re, sys; seen = []; compile = re._compile\n"
-            "def _compile(pattern, flags):\n    seen.append(str(pattern)); return compile(pattern, flags)\n"
-            "re._compile = _compile\n"
-            "atexit.register(lambda: sys.stderr.write('COMPILED ' + json.dumps(seen) + '\\n'))\n"
-            "sys.argv = ['cudnn-doctor', 'check', '--json']\nfrom cudnn_doctor.entry import main\nmain()\n")
-    done = subprocess.run([sys.executable, "-c", code], env=machine.env, cwd=machine.cwd, capture_output=True,
-                          text=True, timeout=120, stdin=subprocess.DEVNULL)
-    assert '"version": "9.19.0"' in done.stdout, done.stderr[-2000:]
-    compiled = json.loads(next(line for line in done.stderr.splitlines() if line.startswith("COMPILED "))[9:])
+    compiled = patterns_a_check_compiles(machine)
     assert len(compiled) > 20 and getattr(ANY_NAME, "pattern", ANY_NAME) not in compiled
 
 
@@ -245,15 +251,7 @@ def test_check_compiles_no_pattern_of_a_reader_it_does_not_run(machine: Machine,
     assert parse_requirement("cudnn>=9.1").subject == "cudnn" and parse_codes(["CD3,CD402"], "--select") == ("CD3", "CD402")
     machine.add_library_path(fake_cudnn(tmp_path / "copy", version=91900).parent)
     machine.check_json()  # the parsed data cached, as every later check finds it
-    code = ("import atexit, json, re, sys; seen = []; compile = re._compile\n"
-            "def _compile(pattern, flags):\n    seen.append(str(pattern)); return compile(pattern, flags)\n"
-            "re._compile = _compile\n"
-            "atexit.register(lambda: sys.stderr.write('COMPILED ' + json.dumps(seen) + '\\n'))\n"
-            "sys.argv = ['cudnn-doctor', 'check', '--json']\nfrom cudnn_doctor.entry import main\nmain()\n")
-    done = subprocess.run([sys.executable, "-c", code], env=machine.env, cwd=machine.cwd, capture_output=True,
-                          text=True, timeout=120, stdin=subprocess.DEVNULL)
-    assert '"version": "9.19.0"' in done.stdout, done.stderr[-2000:]
-    compiled = json.loads(next(line for line in done.stderr.splitlines() if line.startswith("COMPILED "))[9:])
+    compiled = patterns_a_check_compiles(machine)
     assert len(compiled) > 20 and sorted(texts[text] for text in set(compiled) & set(texts)) == []
 
 
