@@ -15,7 +15,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "cudnn_doctor"
 
 # bottom to top (DESIGN.md, "Layers"): a unit imports only units of lower layers
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("operating_system", "_cache_loader", "records", "halving"),  # what differs between Linux and Windows (signals, children, open
+    ("operating_system", "_cache_loader", "records", "halving", "compressed"),  # compressed: gzip/xz/bzip2 read as
+    # their tools read them, for image and install; what differs between Linux and Windows (signals, children, open
     # flags); the finder that reads a damaged .pyc of the package from its source; `record`, the dataclass with shared
     # methods the records and tables are made with: none imports anything of the package
     ("errors", "options", "versions", "specifiers", "user_files", "json_values", "cudnn_files", "elf", "signals",

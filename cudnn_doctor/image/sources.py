@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from cudnn_doctor import json_values
+from cudnn_doctor.compressed import Streams, kind_of
 from cudnn_doctor.errors import DoctorError
 
 DIGEST = re.compile(r"^(sha256:[a-f0-9]{64}|sha512:[a-f0-9]{128})$")
@@ -448,111 +449,9 @@ class _BoundedInflate:
         self.raw.close()
 
 
-class _Streams(io.RawIOBase):
-    """A whole-archive gzip or xz file read as gzip(1) and xz(1) read it, where Python's GzipFile and LZMAFile do
-    not: one stream after another (pigz, pxz, `cat a.xz b.xz`), the zero bytes between and after them skipped (xz's
-    stream padding; a gzip file padded to a tape's or a disk's block), and anything else after a stream said as what
-    it is (docker's own reader refuses it too: Go's gzip, the xz it runs) rather than ignored or taken for a cut
-    stream. Seeking back starts over from the first byte, as those readers do; _BoundedInflate counts it."""
-
-    CHUNK = 1 << 16
-
-    def __init__(self, raw: IO[bytes], kind: str) -> None:
-        self.raw, self.kind, self.start = raw, kind, raw.tell()
-        self._restart()
-
-    def _new(self):  # type: ignore[no-untyped-def]
-        import lzma
-        import zlib
-
-        return zlib.decompressobj(16 + zlib.MAX_WBITS) if self.kind == "gz" else lzma.LZMADecompressor()
-
-    def _restart(self) -> None:
-        self.raw.seek(self.start)
-        self.decompressor, self.position, self.finished, self.streams = self._new(), 0, False, 1
-        self.left = b""  # input read but not yet given to the decompressor
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def _next_stream(self, rest: bytes) -> bool:
-        """After a stream's end: skip zero bytes, then start the next stream; False at the file's end."""
-        while True:
-            rest = rest.lstrip(b"\0")
-            if rest:
-                break
-            rest = self.raw.read(self.CHUNK)
-            if not rest:
-                return False
-        magic = b"\x1f\x8b" if self.kind == "gz" else b"\xfd7zXZ\x00"
-        if not magic.startswith(rest[:len(magic)]):
-            name = "gzip" if self.kind == "gz" else "xz"
-            raise EOFError(f"after its {self.streams} {name} stream{'s' if self.streams > 1 else ''} the file "
-                           f"holds bytes that are not {name} ({rest[:8]!r}...): an appended or damaged file")
-        self.decompressor, self.left = self._new(), rest
-        self.streams += 1
-        return True
-
-    def _produce(self, size: int) -> bytes:
-        import lzma
-        import zlib
-
-        name = "gzip" if self.kind == "gz" else "xz"
-        while not self.finished:
-            if self.decompressor.eof:
-                if not self._next_stream(self.decompressor.unused_data):
-                    self.finished = True
-                    break
-            if self.kind == "xz" and not self.decompressor.needs_input:
-                data = b""  # output it holds back past SIZE: asked for again with no new input
-            else:
-                data, self.left = self.left or self.raw.read(self.CHUNK), b""
-                if not data:
-                    raise EOFError(f"the {name} stream ends before its end-of-stream marker (a copy cut short)")
-            try:
-                out: bytes = self.decompressor.decompress(data, size)
-            except (zlib.error, lzma.LZMAError) as error:
-                raise EOFError(f"the {name} stream is damaged ({error})") from None
-            if self.kind == "gz":
-                self.left = self.decompressor.unconsumed_tail  # zlib gives back the input it did not reach
-            if out:
-                self.position += len(out)
-                return out
-        return b""
-
-    def readinto(self, buffer: Any) -> int:
-        out = self._produce(len(buffer))
-        buffer[:len(out)] = out
-        return len(out)
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        target = offset if whence == io.SEEK_SET else self.position + offset if whence == io.SEEK_CUR else None
-        if target is None:  # from the end: the whole stream is read to find it
-            while self._produce(self.CHUNK):
-                pass
-            target = self.position + offset
-        if target < self.position:
-            self._restart()
-        while self.position < target and self._produce(min(self.CHUNK, target - self.position)):
-            pass
-        return self.position
-
-    def tell(self) -> int:
-        return self.position
-
-
 def _compression(head: bytes) -> str:
     """The tarfile mode suffix of an archive starting with HEAD: gz, bz2 or xz by their magic bytes, else plain."""
-    if head.startswith(b"\x1f\x8b"):
-        return "gz"
-    if head.startswith(b"BZh"):
-        return "bz2"
-    if head.startswith(b"\xfd7zXZ\x00"):
-        return "xz"
-    return ""
+    return kind_of(head) or ""
 
 
 def _stamp(stream: IO[bytes]) -> tuple[int, int] | None:
@@ -616,8 +515,8 @@ def _archive(path: str, arch: str) -> ImageParts:
         # as stream padding, to the end (a sparse 10 GB file of zeros, eighteen minutes)
         kind = _compression(stream.read(6))
         stream.seek(0)
-        if kind in ("gz", "xz"):  # read as gzip(1) and xz(1) read them: several streams, zero padding (_Streams)
-            unpacked: IO[bytes] = io.BufferedReader(_Streams(stream, kind), _Streams.CHUNK)
+        if kind in ("gz", "xz"):  # read as gzip(1) and xz(1) read them: several streams, zero padding
+            unpacked: IO[bytes] = io.BufferedReader(Streams(stream, kind), Streams.CHUNK)
             archive = tarfile.open(name=path, mode="r:", fileobj=unpacked, tarinfo=BoundedHeaders)  # type: ignore[call-overload]  # noqa: SIM115
         else:
             archive = tarfile.open(name=path, mode=f"r:{kind}", fileobj=stream, tarinfo=BoundedHeaders)  # type: ignore[call-overload]  # noqa: SIM115

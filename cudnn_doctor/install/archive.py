@@ -385,18 +385,15 @@ def _tar_members(path: str, fileobj) -> Iterator[tuple[Member, Chunks | None]]: 
                 raise refuse(path, f"member {info.name!r} is a device file, FIFO or other special file")
 
 
-# the decompressor programs `tar -xf` runs beside itself, by the stream's first bytes
-PROGRAMS = ((b"\xfd7zXZ\x00", "xz"), (b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"))
-
-
 def program_for(head: bytes) -> str | None:
-    """The system's own decompressor program for a stream that begins with HEAD, if any: never one first on PATH,
-    whose output would be installed in place of the archive's verified bytes (Python's own decompressor runs
-    where the system has none)."""
+    """The system's own decompressor program for a stream that begins with HEAD (the one `tar -xf` runs beside
+    itself: gzip, xz or bzip2 by its first bytes), if any: never one first on PATH, whose output would be installed
+    in place of the archive's verified bytes (Python's own decompressor runs where the system has none)."""
+    from cudnn_doctor.compressed import NAMES, kind_of
     from cudnn_doctor.operating_system import CURRENT
 
-    name = next((name for magic, name in PROGRAMS if head.startswith(magic)), None)
-    return CURRENT.system_tool(name) if name else None
+    kind = kind_of(head)
+    return CURRENT.system_tool(NAMES[kind]) if kind else None
 
 
 def _decompressed(counted: _CountingReader) -> _Decompressing | _PipedDecompressing:
@@ -467,17 +464,6 @@ class _Decompressing:
         self.thread = threading.Thread(target=self._run, name="decompress", daemon=True)
         self.thread.start()
 
-    def _decompressor(self, head: bytes):  # type: ignore[no-untyped-def]
-        import bz2
-
-        if head.startswith(b"\x1f\x8b"):
-            return zlib.decompressobj(31)
-        if head.startswith(b"\xfd7zXZ\x00"):
-            return lzma.LZMADecompressor()
-        if head.startswith(b"BZh"):
-            return bz2.BZ2Decompressor()
-        return None
-
     def _put(self, item: bytes | BaseException | None) -> bool:
         import queue
 
@@ -490,37 +476,23 @@ class _Decompressing:
         return False
 
     def _run(self) -> None:
+        from cudnn_doctor.compressed import Streams, kind_of
+
         try:
             data = self.raw.read(CHUNK)
-            decompressor = self._decompressor(data)
-            if decompressor is None:  # an uncompressed tar
+            kind = kind_of(data)
+            if kind is None:  # an uncompressed tar
                 while data:
                     if not self._put(data):
                         return
                     data = self.raw.read(CHUNK)
                 self._put(None)
                 return
-            kind = type(decompressor)
-            while data:
-                for out in _inflate(decompressor, data):
-                    if not self._put(out):
-                        return
-                if not decompressor.eof:
-                    data = self.raw.read(CHUNK)
-                    continue
-                # a stream ended: padding, the end of the file, or another stream (pigz, pxz) follow
-                data = decompressor.unused_data.lstrip(b"\0")
-                while not data:
-                    more = self.raw.read(CHUNK)
-                    if not more:
-                        break
-                    data = more.lstrip(b"\0")
-                if data:
-                    decompressor = self._decompressor(data)
-                    if type(decompressor) is not kind:
-                        raise EOFError("the compressed stream is followed by data of another kind")
-            if not decompressor.eof:
-                raise EOFError("the compressed stream ends before its end marker")
+            self.raw.seek(0)
+            streams = Streams(self.raw, kind)  # stream after stream, padding skipped, other bytes and cuts refused
+            while out := streams.read(CHUNK):
+                if not self._put(out):
+                    return
             self._put(None)
         except BaseException as error:  # noqa: BLE001 - handed to the reader, raised there
             self._put(error)
@@ -563,25 +535,6 @@ class _Decompressing:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _inflate(decompressor, data: bytes) -> Iterator[bytes]:  # type: ignore[no-untyped-def]
-    """DATA decompressed, in pieces of at most CHUNK bytes (a small input may expand a thousandfold)."""
-    if isinstance(decompressor, type(zlib.decompressobj())):
-        out = decompressor.decompress(data, CHUNK)
-        while True:
-            if out:
-                yield out
-            if decompressor.eof or not decompressor.unconsumed_tail:  # at the end, the tail is the unused data
-                return
-            out = decompressor.decompress(decompressor.unconsumed_tail, CHUNK)
-    out = decompressor.decompress(data, CHUNK)
-    while True:
-        if out:
-            yield out
-        if decompressor.eof or decompressor.needs_input:
-            return
-        out = decompressor.decompress(b"", CHUNK)
 
 
 def _tar_chunks(path: str, archive: tarfile.TarFile, info: tarfile.TarInfo) -> Chunks:
