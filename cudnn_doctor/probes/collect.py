@@ -151,10 +151,21 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     loader_jobs = {major: Job("cudnn", ctx.layout.cudnn.format(major=major)) for major in majors
                    if _loader_pick_is_loadable(ctx.layout.cudnn.format(major=major), ctx, cache)}
     batch = ProbeBatch([*cudart_jobs.values(), *library_jobs.values(), *loader_jobs.values()], env=ctx.env)
+    batch.wait_launched()  # its fork not left behind this thread's work (the interpreter's lock goes 5 ms a turn)
     scanned = time.perf_counter()
 
     frameworks = _guarded(bugs, "frameworks", lambda: detect_frameworks(ctx, project_dir), [])
     frameworks_done = time.perf_counter()
+    deep_imports = None
+    if deep:  # the import children (seconds each: --deep's longest wait) start as soon as the frameworks are known,
+        # before the other children of this check, and run beside them, all at once
+        from cudnn_doctor.probes.deep import DeepImports
+
+        deep_imports = DeepImports(frameworks, ctx.env)
+        deep_imports.batch.wait_launched()
+        names = ", ".join(dict.fromkeys(f.name for f in frameworks))
+        say(f"--deep: {names}: each one's first GPU steps in a child of its own" if names else
+            "--deep: no framework found to run; reading the driver, CUDA and cuDNN")
     # cuDNN as each framework's own loading code loads it, and as the loader by name gives it: children beside the rest
     from cudnn_doctor.probes.library_jobs import probe_timeout
 
@@ -212,14 +223,6 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     from cudnn_doctor.probes.nccl import NcclProbe
 
     nccl_probe = NcclProbe(frameworks, ctx, cache) if nvml_batch is not None else None
-    deep_imports = None
-    if deep:  # the import children (seconds each) run beside the other probes, all at once
-        from cudnn_doctor.probes.deep import DeepImports
-
-        deep_imports = DeepImports(frameworks, ctx.env)
-        names = ", ".join(dict.fromkeys(f.name for f in frameworks))
-        say(f"--deep: {names}: each one's first GPU steps in a child of its own" if names else
-            "--deep: no framework found to run; reading the driver, CUDA and cuDNN")
     if while_children_run is not None:
         while_children_run(frameworks)
 
