@@ -151,7 +151,6 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     loader_jobs = {major: Job("cudnn", ctx.layout.cudnn.format(major=major)) for major in majors
                    if _loader_pick_is_loadable(ctx.layout.cudnn.format(major=major), ctx, cache)}
     batch = ProbeBatch([*cudart_jobs.values(), *library_jobs.values(), *loader_jobs.values()], env=ctx.env)
-    batch.wait_launched()  # its fork not left behind this thread's work (the interpreter's lock goes 5 ms a turn)
     scanned = time.perf_counter()
 
     frameworks = _guarded(bugs, "frameworks", lambda: detect_frameworks(ctx, project_dir), [])
@@ -162,7 +161,6 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         from cudnn_doctor.probes.deep import DeepImports
 
         deep_imports = DeepImports(frameworks, ctx.env)
-        deep_imports.batch.wait_launched()
         names = ", ".join(dict.fromkeys(f.name for f in frameworks))
         say(f"--deep: {names}: each one's first GPU steps in a child of its own" if names else
             "--deep: no framework found to run; reading the driver, CUDA and cuDNN")
