@@ -1,7 +1,7 @@
-"""`record`: the standard library's dataclass, with one __init__, __repr__, __eq__ and __hash__ shared by every class
-instead of three or four methods generated for each (the package's records and its tables of knowledge alike). Imports
-nothing of the package: the modules loaded before NVML's child starts (child.py's requests and answers,
-probes/context.py's search context, library_jobs' Job) use it as model.py's records do."""
+"""`record`: the standard library's dataclass, with one __init__, __repr__, __eq__ and __hash__ (frozen: one __setattr__
+and __delattr__) shared by every class instead of the methods generated for each (the package's records and its tables
+of knowledge alike). Imports nothing of the package: the modules loaded before NVML's child starts (child.py's requests
+and answers, probes/context.py's search context, library_jobs' Job) use it as model.py's records do."""
 
 from __future__ import annotations
 
@@ -13,17 +13,26 @@ if TYPE_CHECKING:  # what record makes is a dataclass, for the type checker too
     from dataclasses import dataclass as record
 else:
     def record(cls=None, /, *, frozen=False):
-        """dataclasses.dataclass, with one __init__, __repr__, __eq__ and __hash__ shared by every record instead of
-        methods generated for each: Python before 3.13 compiles each generated method on its own, and that was half of
-        model.py's import, on the path of every check (the __init__s alone 12 ms of a check's main thread on two
-        cores, 66 classes; benchmarks/README.md, rounds nineteen and twenty-one). Same meaning: made from the same
+        """dataclasses.dataclass, with one __init__, __repr__, __eq__ and __hash__ (frozen: __setattr__ and
+        __delattr__) shared by every record instead of methods generated for each: Python before 3.13 compiles each
+        generated method on its own, and that was half of model.py's import, on the path of every check (the
+        __init__s 12 ms of a check's main thread on two cores, 66 classes; a frozen one's __setattr__ and __delattr__
+        4 ms, 18 classes; benchmarks/README.md, rounds nineteen and twenty-one). Same meaning: made from the same
         arguments, positional and by name, defaults and default factories as dataclass's __init__ (the same
         TypeError where they do not fit); equal when of one class with equal compared fields; a frozen record hashes
-        them, a plain one is unhashable. A class with its own __init__ keeps it, as with dataclass."""
+        them, refuses to set or delete a field (FrozenInstanceError) and says it is frozen (__dataclass_params__), a
+        plain one is unhashable. A class with its own __init__ keeps it, as with dataclass."""
 
         def made(cls):
             own_init = "__init__" in cls.__dict__
-            cls = dataclasses.dataclass(cls, init=False, repr=False, eq=False, frozen=frozen)
+            for name in ("__setattr__", "__delattr__") if frozen else ():
+                if name in cls.__dict__:  # as dataclass(frozen=True) refuses it
+                    raise TypeError(f"Cannot overwrite attribute {name} in class {cls.__name__}")
+            cls = dataclasses.dataclass(cls, init=False, repr=False, eq=False)
+            if frozen:  # dataclass(frozen=True)'s own __setattr__ and __delattr__ are two more methods compiled a class
+                cls.__dataclass_params__.frozen = True
+                cls._record_frozen = (cls, frozenset(f.name for f in fields(cls)))
+                cls.__setattr__, cls.__delattr__ = _record_setattr, _record_delattr
             every = fields(cls)
             cls._record_shown = tuple(f.name for f in every if f.repr)
             cls._record_compared = tuple(f.name for f in every if f.compare)
@@ -106,6 +115,19 @@ else:
                 default, factory = defaults[name]
                 values.append(factory() if default is MISSING else default)
         return values
+
+    def _record_setattr(self, name, value):
+        """dataclass(frozen=True)'s __setattr__: no field of the class set, nothing at all set on the class itself."""
+        cls, names = self._record_frozen
+        if type(self) is cls or name in names:
+            raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+        super(cls, self).__setattr__(name, value)
+
+    def _record_delattr(self, name):
+        cls, names = self._record_frozen
+        if type(self) is cls or name in names:
+            raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+        super(cls, self).__delattr__(name)
 
     def _record_repr(self):
         shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._record_shown)

@@ -92,6 +92,29 @@ def test_a_record_is_made_as_a_dataclass_is(standard: type, ours: type) -> None:
     assert first.notes == [] and first.notes is not second.notes  # a default factory called for each
 
 
+@pytest.mark.parametrize(("standard", "ours"), pairs())
+def test_a_frozen_record_refuses_what_a_frozen_dataclass_refuses(standard: type, ours: type) -> None:
+    def tried(made: object, change: str) -> str:
+        try:
+            if change.startswith("del "):
+                delattr(made, change[4:])
+            else:
+                setattr(made, change, 1)
+        except (dataclasses.FrozenInstanceError, AttributeError) as error:
+            return f"{type(error).__name__}: {error}"
+        return f"done: {vars(made)}"
+
+    frozen = standard.__dataclass_params__.frozen  # type: ignore[attr-defined]
+    assert ours.__dataclass_params__.frozen == frozen  # type: ignore[attr-defined]
+    # a subclass of its own: only its fields are refused there, as dataclass's methods do (they name the class)
+    below = (type("Below", (standard,), {}), type("Below", (ours,), {}))
+    for change in ("size", "other", "del size", "del other"):
+        assert tried(ours("a"), change) == tried(standard("a"), change), change
+        assert tried(below[1]("a"), change) == tried(below[0]("a"), change), change
+    with pytest.raises(TypeError, match="Cannot overwrite attribute __setattr__"):
+        record(frozen=True)(type("Own", (), {"__annotations__": {"name": "str"}, "__setattr__": object.__setattr__}))
+
+
 def test_every_record_of_the_package_is_made_as_its_dataclass() -> None:
     """Each record class the package defines, made from the same arguments as a dataclass of the same fields (their
     defaults and factories, their order, inherited ones first): the same fields in the same order."""
