@@ -115,6 +115,17 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         nvml_batch = None
     elif nvml_batch is None and nvml_present:
         nvml_batch = ProbeBatch([NVML_JOB], env=ctx.env)
+    # the cuDNN copies (and each toolkit's libcudart), loaded in the batch's child as soon as the loader's cache and
+    # the toolkits say which: its answer is the one the command's thread waits for last on a machine NVML answers
+    # quickly; what is read of the files meanwhile needs nothing of it
+    libraries = _guarded(bugs, "cudnn", lambda: cudnn_probe.discover_cudnn_libraries(ctx, toolkits, cache), [])
+    majors = sorted({m for m in (cudnn_probe.library_major(lib) for lib, _, _ in libraries) if m})
+
+    # a FIFO or device is never handed to the loader: it would wait on it until the deadline
+    library_jobs = {lib: Job("cudnn", lib) for lib, _, _ in libraries if cudnn_probe.probe_target(lib)}
+    loader_jobs = {major: Job("cudnn", ctx.layout.cudnn.format(major=major)) for major in majors
+                   if _loader_pick_is_loadable(ctx.layout.cudnn.format(major=major), ctx, cache)}
+    batch = ProbeBatch([*cudart_jobs.values(), *library_jobs.values(), *loader_jobs.values()], env=ctx.env)
     # what a program started here gets from CUDA (cuInit, the GPUs left visible): asked beside NVML
     asked = reasons_to_ask_cuda(ctx, cache, always=deep)
     target = libcuda_target(ctx, cache)  # the soname, but under a prefix what only its cache or folders find
@@ -143,14 +154,6 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
                                   if ctx.env.get(name)},
                                ctx.layout.library_path_variable: list(report.ld_library_path)}
     report.dangling_variables = dangling_variables
-    libraries = _guarded(bugs, "cudnn", lambda: cudnn_probe.discover_cudnn_libraries(ctx, toolkits, cache), [])
-    majors = sorted({m for m in (cudnn_probe.library_major(lib) for lib, _, _ in libraries) if m})
-
-    # a FIFO or device is never handed to the loader: it would wait on it until the deadline
-    library_jobs = {lib: Job("cudnn", lib) for lib, _, _ in libraries if cudnn_probe.probe_target(lib)}
-    loader_jobs = {major: Job("cudnn", ctx.layout.cudnn.format(major=major)) for major in majors
-                   if _loader_pick_is_loadable(ctx.layout.cudnn.format(major=major), ctx, cache)}
-    batch = ProbeBatch([*cudart_jobs.values(), *library_jobs.values(), *loader_jobs.values()], env=ctx.env)
     scanned = time.perf_counter()
 
     frameworks = _guarded(bugs, "frameworks", lambda: detect_frameworks(ctx, project_dir), [])
