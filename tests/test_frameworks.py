@@ -319,3 +319,21 @@ def test_a_requirement_without_a_marker_ends_at_its_line() -> None:
     assert [spec for _, _, spec, _ in REQUIRES_CUDNN.findall(metadata)] == ["<10.0,>=9.8"]
     assert REQUIRES_NVIDIA.findall(metadata) == [("nvidia-cuda-nvcc-cu12", ">=12.6.85"),
                                                  ("nvidia-cublas-cu12", ">=12.1.3.1")]
+
+
+def test_the_judges_data_of_the_frameworks_found_is_parsed_while_the_children_answer(monkeypatch: pytest.MonkeyPatch
+                                                                                      ) -> None:
+    """What the rules read of each framework found (its table of builds, CUDA's and the GPUs' tables) is parsed in
+    check's wait for its children (diagnosis._load_judges, collect_report's WHILE_CHILDREN_RUN), not after the last
+    answer, where it was 2.7 ms of the command's thread on the pretend GPU machine (torch and JAX)."""
+    from cudnn_doctor.doctor import diagnosis
+    from cudnn_doctor.knowledge import data
+    from cudnn_doctor.model import Framework
+
+    monkeypatch.setattr(data, "_LOADED", {})
+    diagnosis._load_judges([Framework("torch", "2.11.0+cu130", "13.0", None, None, "dist-info"),
+                            Framework("jax", "0.11.2", None, None, None, "dist-info")])
+    assert {"pytorch", "jax", "cuda", "gpu_support"} <= set(data._LOADED), sorted(data._LOADED)
+    monkeypatch.setattr(data, "_LOADED", {})
+    diagnosis._load_judges([])  # no framework: none of it
+    assert not {"pytorch", "jax", "cuda", "gpu_support"} & set(data._LOADED)

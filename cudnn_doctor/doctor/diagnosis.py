@@ -148,8 +148,8 @@ def _read_requirement(text: str) -> Any:
 def _load_judges(frameworks: list[Framework], preload: tuple[str, ...] = ()) -> None:
     """Everything judging and answering will import, loaded while the probes' children answer (collect_report's
     WHILE_CHILDREN_RUN), not after the last answer: the rules and the plan, --require's grammar (evaluate reads
-    it), the frameworks' knowledge and verdicts where FRAMEWORKS were found (the rules read them only then), and
-    PRELOAD (the caller's renderer)."""
+    it), the frameworks' knowledge, verdicts and data where FRAMEWORKS were found (the rules read them only then),
+    and PRELOAD (the caller's renderer)."""
     import cudnn_doctor.plan.actions
     import cudnn_doctor.plan.fixes
     import cudnn_doctor.plan.planner
@@ -160,6 +160,15 @@ def _load_judges(frameworks: list[Framework], preload: tuple[str, ...] = ()) -> 
     if frameworks:
         import cudnn_doctor.knowledge.frameworks
         import cudnn_doctor.knowledge.verdicts  # noqa: F401
+        from cudnn_doctor.knowledge.data import DamagedData, load
+
+        try:  # and the data they read of them (each one's table, CUDA's and the GPUs'), parsed now, not after
+            for name in dict.fromkeys(cudnn_doctor.knowledge.frameworks.canonical_name(f.name) for f in frameworks):
+                cudnn_doctor.knowledge.frameworks.all_rows(name or "")
+            load("cuda")
+            load("gpu_support")
+        except DamagedData:  # raised again where a judge reads it, and said there as every damaged file is
+            pass
     for name in preload:  # the import statement's own path (its audit event and -X importtime see it)
         __import__(name)
 
