@@ -41,6 +41,37 @@ def _imported(name, folder):
     return module
 
 
+FROM_STDIN = "stdin"  # _job_child.py JOBS stdin: the rest of the command line read from standard input
+
+
+def _arguments_read():
+    """The arguments the doctor wrote on standard input (one JSON list of strings, one line), once it knew them; none
+    (stdin closed unwritten: the doctor did not need this child) ends the child quietly."""
+    import json
+
+    line = os.read(0, 1 << 20) if _readable() else b""
+    while line and not line.endswith(b"\n"):
+        more = os.read(0, 1 << 20)
+        if not more:
+            break
+        line += more
+    try:
+        arguments = json.loads(line.decode("utf-8", "surrogateescape")) if line.strip() else None
+    except ValueError:
+        arguments = None
+    if not isinstance(arguments, list) or not all(isinstance(a, str) for a in arguments):
+        sys.exit(0)
+    return arguments
+
+
+def _readable():
+    try:
+        os.fstat(0)
+    except OSError:  # stdin closed before this child could read it
+        return False
+    return True
+
+
 def run(argv):
     """Import _child_stdio and the jobs module argv[1] names, then hand the jobs module its argv (this script's path,
     then the rest)."""
@@ -54,6 +85,8 @@ def run(argv):
         jobs = _imported(argv[1], folder)
     finally:
         sys.path.remove(folder)
+    if argv[2:] == [FROM_STDIN]:  # started before its jobs were known: they come as one JSON line on stdin
+        argv = argv[:2] + _arguments_read()
     wrong = jobs.usage_error([argv[0]] + argv[2:])
     if wrong is not None:  # a command line not the doctor's: one line, as for a name of jobs not its own
         sys.stderr.write(f"usage: _job_child.py {argv[1]} {wrong}\n")

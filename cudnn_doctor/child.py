@@ -106,6 +106,9 @@ class ChildRequest:
     # its stdout read to its end, up to its timeout, even after it has exited (as a caller such as XLA reads
     # `ptxas --version`): what it left holding that pipe past then is named in ChildAnswer.held
     read_to_end: bool = False
+    # its standard input a pipe the caller writes later (ChildBatch.send), once, then closes: what it is to do, for a
+    # child started before that is known
+    stdin_later: bool = False
 
 
 def signals_as_handed() -> dict[str, Any]:
@@ -386,6 +389,7 @@ class ChildBatch:
         # else stopped the batch's thread: raised in the caller's thread (limits.py says which limit)
         self._limit: BaseException | None = None
         self._thread: threading.Thread | None = None
+        self._later: dict[int, Any] = {}  # child index -> the write end of its stdin, held for send (stdin_later)
         if not self.requests:
             self._done.set()
             self._launched.set()
@@ -460,6 +464,20 @@ class ChildBatch:
         self._raise_limit()
         found = self._answers[index]
         return found if found is not None else _answer_without_run("the doctor stopped before it ran")
+
+    def send(self, index: int, data: bytes) -> bool:
+        """DATA written to child INDEX's standard input (a request with stdin_later), which is then closed: whether
+        all of it went. Never waits: a child that is gone, or has a full pipe, took none of it or a part."""
+        pipe = self._later.pop(index, None)
+        if pipe is None:
+            return False
+        try:
+            os.set_blocking(pipe.fileno(), False)
+            return os.write(pipe.fileno(), data) == len(data) if data else True
+        except OSError:  # it has ended (EPIPE), or its pipe is full
+            return False
+        finally:
+            pipe.close()
 
     def _set(self, index: int, answer: ChildAnswer) -> None:
         with self._answered:
@@ -589,7 +607,9 @@ class ChildBatch:
                                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=NEUTRAL_CWD,
                                            **options)
                 CURRENT.adopt(process)
-            if process.stdin is not None:
+            if process.stdin is not None and request.stdin_later:
+                self._later[index] = process.stdin
+            elif process.stdin is not None:
                 process.stdin.close()
         except (OSError, ValueError) as error:
             if answer_read is not None:
@@ -668,6 +688,9 @@ class ChildBatch:
 
     def _finish(self, child: _Running, selector: selectors.BaseSelector, timed_out: bool,
                 stopped: bool = False) -> None:
+        held = self._later.pop(child.index, None)  # its stdin, never written: closed with it
+        if held is not None:
+            held.close()
         try:
             if timed_out and self.requests[child.index].stop_signals:
                 self._ask_to_stop(child)

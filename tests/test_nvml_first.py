@@ -74,12 +74,14 @@ def _left_running(marker: str) -> list[str]:
 
 def test_check_starts_nvml_before_its_command_line_is_read_and_a_usage_error_stops_it(tmp_path: Path) -> None:
     # check's NVML child starts before the parser's and the command's modules load (entry.main), and `ldconfig -p`
-    # (the loader's cache: the first answer check waits for) is asked for beside it; a command line the parser
-    # refuses ends the command with those children stopped (ldconfig's perhaps before its batch started it), and
-    # nothing else started
+    # (the loader's cache: the first answer check waits for) is asked for beside it, with the batch child that waits
+    # for the cuDNN copies' jobs; a command line the parser refuses ends the command with those children stopped
+    # (ldconfig's perhaps before its batch started it), and nothing else started
     events = _events(tmp_path, "check", "--no-such-option")
     started = [e for e in events if e.startswith("start ")]
-    assert started[0] == "start _job_child.py _probe_jobs nvml" and started[1:] in ([], ["start ldconfig"]), events
+    assert started[0] == "start _job_child.py _probe_jobs nvml", events
+    assert set(started[1:]) <= {"start ldconfig", "start _job_child.py _probe_jobs stdin"}, events
+    assert len(started[1:]) == len(set(started[1:])), events
     assert events.index("start _job_child.py _probe_jobs nvml") < events.index("import cudnn_doctor.cli")
     assert not _left_running(str(tmp_path / "nvml"))
 
@@ -180,3 +182,53 @@ def test_the_entrys_ldconfig_is_taken_for_the_same_context_and_stopped_for_anoth
     again = loader.start_ldconfig(SearchContext.from_environment(env={**env, "LD_LIBRARY_PATH": str(tmp_path / "x")}))
     assert again is not None and again is not other[1] and other[1]._stop.is_set()  # the early one stopped
     again.answers()
+
+
+def test_the_copies_batch_child_starts_at_the_entry_and_takes_the_jobs_the_scan_names(tmp_path: Path) -> None:
+    # on a machine where NVML may load, a batch child starts at the command's entry beside NVML's and waits; the
+    # cuDNN copies the scan names go to it (no batch child is started after the scan), and each copy is answered
+    from tests.fakes.build import fake_cudnn
+
+    folder = fake_nvml(tmp_path / "nvml").parent
+    first = fake_cudnn(tmp_path / "one", version=91400).parent
+    second = fake_cudnn(tmp_path / "two", version=91900).parent
+    env = {**os.environ, "LD_LIBRARY_PATH": f"{folder}:{first}:{second}",
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    env.pop("LD_PRELOAD", None)
+    done = subprocess.run([sys.executable, "-c", RECORD, "check", "--json"], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=120)
+    events = eval(next(x for x in done.stderr.splitlines() if x.startswith("EVENTS "))[7:])  # noqa: S307
+    assert events.index("start _job_child.py _probe_jobs stdin") < events.index("import cudnn_doctor.cli"), events
+    assert not [e for e in events if e.startswith("start _job_child.py _probe_jobs batch")], events
+    import json
+
+    versions = {c["library"]: c["version"] for c in json.loads(done.stdout)["cudnn"]}
+    assert versions == {str(first / "libcudnn.so.9"): "9.14.0", str(second / "libcudnn.so.9"): "9.19.0"}, versions
+
+
+def test_a_waiting_batch_child_that_ends_without_its_answer_is_asked_again_in_a_child_of_its_own(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a waiting child that reads its jobs and ends without an answer (a library that took its stdin, a start that
+    # failed): the copies are asked as before, in a batch child started for them; one that cannot be handed its jobs
+    # (already stopped) is never asked
+    from cudnn_doctor.child import ChildBatch, ChildRequest
+    from cudnn_doctor.probes import library_jobs
+    from tests.fakes.build import fake_cudnn
+
+    copies = [fake_cudnn(tmp_path / name, version=version) for name, version in (("a", 91400), ("b", 91900))]
+    jobs = [library_jobs.Job("cudnn", str(path)) for path in copies]
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    def said(batch: library_jobs.ProbeBatch) -> dict[object, object]:
+        return {job: (probe.loaded, probe.values.get("cudnnGetVersion")) for job, probe in batch.results().items()}
+
+    expected = said(library_jobs.ProbeBatch(jobs, env=env))
+    assert sorted(expected.values()) == [(True, 91400), (True, 91900)], expected
+    silent = ChildBatch([ChildRequest((sys.executable, "-c", "import sys; sys.stdin.read()"), env, 20.0,
+                                      answer_channel=True, stdin_later=True)])
+    monkeypatch.setattr(library_jobs, "_takes", lambda waiting, requests: True)
+    again = library_jobs.ProbeBatch(jobs, env=env, waiting=silent)
+    assert said(again) == expected
+    stopped = library_jobs.waiting_batch(env)
+    assert stopped is not None
+    stopped.stop()
+    assert said(library_jobs.ProbeBatch(jobs, env=env, waiting=stopped)) == expected

@@ -42,6 +42,7 @@ from cudnn_doctor.probes.loader import (
     start_ldconfig,
     start_nvml,
     under_prefix,
+    waiting_batch_for,
 )
 from cudnn_doctor.probes.platform import detect_platform, libcuda_target
 from cudnn_doctor.probes.process_env import (
@@ -125,7 +126,8 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     library_jobs = {lib: Job("cudnn", lib) for lib, _, _ in libraries if cudnn_probe.probe_target(lib)}
     loader_jobs = {major: Job("cudnn", ctx.layout.cudnn.format(major=major)) for major in majors
                    if _loader_pick_is_loadable(ctx.layout.cudnn.format(major=major), ctx, cache)}
-    batch = ProbeBatch([*cudart_jobs.values(), *library_jobs.values(), *loader_jobs.values()], env=ctx.env)
+    batch = ProbeBatch([*cudart_jobs.values(), *library_jobs.values(), *loader_jobs.values()], env=ctx.env,
+                       waiting=waiting_batch_for(ctx))  # the entry's batch child, up since then, where it can take them
     # what a program started here gets from CUDA (cuInit, the GPUs left visible): asked beside NVML
     asked = reasons_to_ask_cuda(ctx, cache, always=deep)
     target = libcuda_target(ctx, cache)  # the soname, but under a prefix what only its cache or folders find

@@ -62,11 +62,19 @@ class ProbeBatch:
     child, and at most parallel_limit() / IN_FLIGHT batch children run at once, so no more libraries are loaded at
     once than parallel_limit() children."""
 
-    def __init__(self, jobs: list[Job], timeout: float | None = None, env: Mapping[str, str] | None = None) -> None:
+    def __init__(self, jobs: list[Job], timeout: float | None = None, env: Mapping[str, str] | None = None,
+                 waiting: ChildBatch | None = None) -> None:
+        """WAITING: a batch child already started for this environment, its Python up and waiting for its jobs
+        (waiting_batch): it takes them where they are one batch it can run; it is stopped otherwise."""
         self.jobs = list(jobs)
         self.timeout = probe_timeout() if timeout is None else timeout
-        self._groups, self.requests, parallel = _plan(self.jobs, self.timeout, os.environ if env is None else env)
-        self._batch = ChildBatch(self.requests, parallel=parallel)
+        self._groups, self.requests, self._parallel = _plan(self.jobs, self.timeout, os.environ if env is None else env)
+        self._waiting = waiting is not None and _takes(waiting, self.requests) and waiting.send(0, _argument_line(
+            self.requests[0]))
+        if waiting is not None and not self._waiting:
+            waiting.stop()
+        self._batch = waiting if waiting is not None and self._waiting else ChildBatch(self.requests,
+                                                                                      parallel=self._parallel)
 
     def stop(self) -> None:
         """Kill its children now, unread."""
@@ -74,12 +82,51 @@ class ProbeBatch:
 
     def results(self) -> dict[Job, LibraryProbe]:
         answers = self._batch.answers()
+        if self._waiting and answers[0].values is None:  # it ended before it ran them (its start failed, or its stdin
+            # was taken from it): asked again as they would have been, in a child started for them
+            self._waiting = False
+            self._batch = ChildBatch(self.requests, parallel=self._parallel)
+            answers = self._batch.answers()
         found: dict[Job, LibraryProbe] = {}
         for group, answer in zip(self._groups, answers, strict=True):
             each = [answer] if len(group) == 1 else _batch_answers(answer, len(group), self.timeout)
             for index, one in zip(group, each, strict=True):
                 found[self.jobs[index]] = _library_probe(self.jobs[index], one, self.timeout)
         return found
+
+
+def waiting_batch(env: Mapping[str, str]) -> ChildBatch | None:
+    """A batch child for ENV started now, before its jobs are known (the command's entry, beside NVML's child): its
+    Python's start and imports (a third of a batch child's CPU) then run while the command's own modules load, and
+    ProbeBatch hands it the cuDNN copies' jobs once the scan has named them. None where a preloaded library may take
+    its standard input from it (LD_PRELOAD) or where nothing forks."""
+    from cudnn_doctor.variables import preload_entries
+
+    if preload_entries(dict(env)) or not hasattr(os, "fork"):
+        return None
+    return ChildBatch([ChildRequest(job_child_argv(JOBS, FROM_STDIN), dict(env), probe_timeout() + BATCH_GRACE_S,
+                                    "the probe", answer_channel=True, stdin_later=True)])
+
+
+FROM_STDIN = "stdin"  # _job_child.FROM_STDIN: the rest of its command line read from its standard input
+
+
+def _takes(waiting: ChildBatch, requests: list[ChildRequest]) -> bool:
+    """Whether the waiting batch child can run REQUESTS: they are one batch of probe jobs, for its environment and in
+    its time."""
+    if len(requests) != 1 or len(waiting.requests) != 1:
+        return False
+    asked, held = requests[0], waiting.requests[0]
+    start = job_child_argv(JOBS)
+    return asked.argv[:len(start) + 1] == (*start, "batch") and held.argv == (*start, FROM_STDIN) and \
+        asked.env == held.env and asked.timeout <= held.timeout and asked.answer_channel
+
+
+def _argument_line(request: ChildRequest) -> bytes:
+    """REQUEST's arguments after the job child's own, as the waiting child reads them: one JSON line."""
+    import json
+
+    return (json.dumps(list(request.argv[len(job_child_argv(JOBS)):])) + "\n").encode()
 
 
 def _plan(jobs: list[Job], timeout: float, env: Mapping[str, str]) -> tuple[list[list[int]], list[ChildRequest], int]:

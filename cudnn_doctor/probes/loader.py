@@ -177,11 +177,16 @@ def start_nvml_early() -> None:
     `check` only): on a GPU machine it is check's longest wait. start_nvml takes it where the context the options
     give is the same for NVML (its environment, system prefix, system, architecture), and stops it otherwise; a
     command that never gets there (a usage error, --help) leaves it to stop_all at exit, like any child. `ldconfig
-    -p` starts beside it: the loader's cache is the first answer check waits for (start_ldconfig takes it so)."""
+    -p` starts beside it: the loader's cache is the first answer check waits for (start_ldconfig takes it so); and,
+    where NVML's child started, a batch child that waits for the cuDNN copies' jobs (waiting_batch_for)."""
     try:
         ctx = SearchContext.from_environment()
         _EARLY.append(start_nvml(ctx))
         _EARLY_LDCONFIG.append(StartedLdconfig(ctx, _ldconfig_request(ctx)))
+        if _EARLY[-1].batch is not None:  # NVML may load: a GPU machine, whose check has a batch of copies to ask
+            from cudnn_doctor.probes.library_jobs import waiting_batch
+
+            _EARLY_BATCH.append(StartedBatch(ctx, waiting_batch(ctx.env)))
     except Exception:  # noqa: BLE001 - a setting it reads is wrong (CUDNN_DOCTOR_PROBE_TIMEOUT): the command says so
         return  # where it reads it again, with its one line and exit code; nothing more starts early
 
@@ -195,6 +200,29 @@ class StartedLdconfig:
 
 
 _EARLY_LDCONFIG: list[StartedLdconfig] = []  # the one start_nvml_early started, until start_ldconfig takes or stops it
+
+
+@record
+class StartedBatch:
+    """A batch child for CTX's environment, started before its jobs are known (library_jobs.waiting_batch)."""
+
+    ctx: SearchContext
+    batch: ChildBatch | None
+
+
+_EARLY_BATCH: list[StartedBatch] = []  # the one start_nvml_early started, until waiting_batch_for takes or stops it
+
+
+def waiting_batch_for(ctx: SearchContext) -> ChildBatch | None:
+    """The batch child the command's entry started and left waiting, where CTX is the context it was started for
+    (the cuDNN copies' jobs then go to it: ProbeBatch's WAITING); else None, that one stopped."""
+    early = _EARLY_BATCH.pop() if _EARLY_BATCH else None
+    if early is None or early.batch is None:
+        return None
+    if _same_for_nvml(early.ctx, ctx):
+        return early.batch
+    early.batch.stop()
+    return None
 
 
 def _ldconfig_request(ctx: SearchContext) -> tuple[tuple[str, ...], ChildBatch] | None:
