@@ -39,7 +39,7 @@ def first_refusal(report: Report, findings: list[Finding]) -> list[Finding]:
             continue
         file, words = refusal
         done.add(file)
-        at = next((i for i, f in enumerate(out) if f.code == "CD308" and file in _files_of(f)), None)
+        at = next((i for i, f in enumerate(out) if f.code == "CD308" and file in files_of(f)), None)
         # another file the loader refused (CD308) is a chain of its own, not a consequence of this one
         mixed = _another_release_came_in(loaded)
         followers = [i for i, f in enumerate(out) if i != at and f.code in CHAIN_CODES and f.code != "CD308"
@@ -96,7 +96,7 @@ def _root(loaded: LoadedCudnn, file: str, words: str) -> Finding:
                    loaded_library=loaded.library)
 
 
-def _files_of(made: Finding) -> set[str]:
+def files_of(made: Finding) -> set[str]:
     return {str(value) for value in (made.subject, made.values.get("library"), made.values.get("sublibrary_file"))
             if value}
 
