@@ -69,6 +69,24 @@ def test_a_framework_no_child_runs_judged_on_a_modelled_copy_is_a_warning(machin
     every_error_seen_or_rule(result.json)
 
 
+def test_the_cuda_runtime_a_framework_would_load_from_the_toolkits_on_disk_is_read(machine: Machine,
+                                                                                 tmp_path: Path) -> None:
+    """TensorFlow 2.15 (built for CUDA 12.2) on a machine whose only toolkit is CUDA 13: which CUDA runtime it loads
+    is the doctor's model of the loader (the toolkits found on disk; its pip wheels would bring their own), no child
+    runs it: CD410 read, a warning. Before: an error with rule evidence."""
+    from tests.test_check import CUDNN9_SUBLIBS
+    from tests.test_fix import with_driver
+
+    with_driver(machine, tmp_path)
+    make_toolkit(machine.root, "13.0.96", 13000)
+    fake_cudnn(tmp_path / "c9" / "lib", version=91900, cudart=13010, sublibraries=CUDNN9_SUBLIBS)
+    machine.add_library_path(tmp_path / "c9" / "lib")
+    report = machine.check_json("--framework", "tensorflow==2.15.0")
+    said = found(report, "CD410")
+    assert said["severity"] == "warning" and said["evidence"] == "read" and "not seen failing" in said["proof"], said
+    every_error_seen_or_rule(report)
+
+
 # --- a copy no program loads: the doctor's own child loaded it by its full path ------------------------------------
 
 @pytest.mark.parametrize("how", ["crash", "newer CUDA"])

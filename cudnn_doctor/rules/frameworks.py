@@ -288,7 +288,9 @@ def cuda_of_each_framework(report: Report) -> list[Finding]:
         if any(v.verdict != knowledge.INCOMPATIBLE for v in reasons):
             continue
         found = ", ".join(f"CUDA {t.version} ({t.path})" for t in cudas)
+        # which CUDA runtime it loads is the doctor's model (the toolkits found on disk, no child runs it): read
         findings.append(finding("CD410", subject=framework.location or framework.name, refs=(reasons[0].source,),
+                                evidence="read",
                                 what=f"{_name(framework)} {framework.version}", built=f"CUDA {framework.cuda_built_for}",
                                 found=found, framework=_name(framework), framework_version=framework.version,
                                 cuda=framework.cuda_built_for, why=reasons[0].why))
