@@ -214,3 +214,34 @@ def test_the_plan_treats_the_error_first() -> None:
     first = made("CD110", subject="libcuda.so.1", evidence="seen", detail="cuInit answered CUDA_ERROR_NOT_INITIALIZED")
     plan = make_plan(report, hold_to_evidence(report, [behind, first]), Setting(home="/root"))
     assert plan.actions[0].resolves == ("CD110",) and any("CD303" in a.resolves for a in plan.actions[1:]), plan
+
+
+# --- a cuDNN sub-library preloaded into every program: the one cause of what follows -------------------------------
+
+def test_a_preloaded_sublibrary_of_another_release_is_the_one_error_and_the_one_step(machine: Machine,
+                                                                                      tmp_path: Path) -> None:
+    """LD_PRELOAD of another release's libcudnn_adv.so.9 (9.0 beside torch's 9.1; round fifteen's GPU set: the system's
+    9.14 adv failed torch 2.11; round seventeen's s17-preload-relative-graph the same with the graph library): the
+    preload (CD317, a rule) is the one error; the preloaded copy's own missing files and the sub-library of another
+    release torch's copy then gets follow from it, warnings treated by its one step (the entry out of LD_PRELOAD).
+    Before: CD304 (seen) an error beside CD317, and CD305's own step reinstalled torch's whole wheel."""
+    from tests.test_process_env import check_after, plan_lines
+
+    gpu_machine(machine, tmp_path, gpus=1)
+    install_torch(python_env(machine, tmp_path))  # built with 9.1.0 (its pinned wheel)
+    other = tmp_path / "cudnn-90000"
+    fake_cudnn(other, version=90000, sublibraries=CUDNN9)
+    entry = str(other / "libcudnn_adv.so.9")
+    machine.env["LD_PRELOAD"] = entry
+    report = machine.check_json()
+    errors = [f for f in report["findings"] if f["severity"] == "error"]
+    assert [(f["code"], f["subject"]) for f in errors] == [("CD317", entry)], errors
+    following = [f for f in report["findings"] if f["detail"].startswith(f"Follows from LD_PRELOAD's {entry} (CD317)")]
+    assert {"CD304", "CD305"} <= {f["code"] for f in following}, report["findings"]
+    assert all(f["severity"] == "warning" for f in following), following
+    every_error_seen_or_rule(report)
+    plan = machine.run("fix", "--json").json
+    [step] = [a for a in plan["actions"] if "CD317" in a["resolves"]]
+    assert plan["actions"][0] == step and "CD305" in step["resolves"], plan["actions"]
+    assert not [a for a in plan["actions"] if "CD305" in a["resolves"] and a is not step], plan["actions"]
+    assert not {"CD317", "CD305"} & {f["code"] for f in check_after(machine, plan_lines(machine))["findings"]}
