@@ -61,9 +61,9 @@ def evaluate(report: Report, requirements: list[Any] | None = None,
     except Exception as error:  # noqa: BLE001 - a bug of ours: said, the findings kept
         findings.append(crashed_rule("process_env.slowed_by_preload", error))
     try:  # a file the loader refused leads a chain: its refusal the error, what followed from it said so
-        from cudnn_doctor.rules.chains import first_refusal
+        from cudnn_doctor.rules.chains import first_preload, first_refusal
 
-        findings = first_refusal(report, findings)
+        findings = first_preload(report, first_refusal(report, findings))
     except Exception as error:  # noqa: BLE001 - a bug of ours: said, the findings kept
         findings.append(crashed_rule("chains.first_refusal", error))
     try:
