@@ -1,7 +1,7 @@
 """How long `cudnn-doctor check --deep` takes next to PyTorch's `python -m torch.utils.collect_env`,
 both run as a user runs them (a fresh process each), interleaved, medians of N rounds.
 
-    python benchmarks/deep_speed.py [--runs 7] [--python /opt/torch/.venv/bin/python] [--before DIR]
+    python benchmarks/deep_speed.py [--runs 7] [--python /opt/torch/.venv/bin/python] [--before DIR] [--json FILE]
 
 --python: the interpreter that has torch (collect_env runs under it, and `check --deep` is run with it
 on PATH first, so that it finds that environment's frameworks); default: this one. --before DIR: also
@@ -36,6 +36,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--python", default=sys.executable, help="the Python that has torch")
     parser.add_argument("--before", type=Path, help="another checkout whose check --deep is timed too")
+    parser.add_argument("--json", type=Path, help="also write the medians and each run here")
     options = parser.parse_args()
     env = {**os.environ, "PATH": f"{Path(options.python).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: bytecode cached
@@ -66,6 +67,14 @@ def main() -> None:
         print(f"{name + ':':40s} median {median:6.2f} s (min {min(samples):.2f}, max {max(samples):.2f}; "
               f"runs {', '.join(f'{t:.2f}' for t in samples)})  {median / reference:.2f}x collect_env"
               + (f"  FAILED (exit {failed[name]}): not a figure" if name in failed else ""))
+    if options.json:
+        options.json.write_text(json.dumps({"host": os.uname().nodename, "cpus": os.cpu_count(), "runs": options.runs,
+                                            "commands": {name: {"median_s": round(statistics.median(samples), 3),
+                                                                "x_collect_env": round(statistics.median(samples)
+                                                                                       / reference, 3),
+                                                                "runs_s": [round(t, 3) for t in samples],
+                                                                "failed_exit": failed.get(name)}
+                                                         for name, samples in times.items()}}, indent=1) + "\n")
     try:
         report = json.loads(last["cudnn-doctor check --deep --json"])
     except ValueError:

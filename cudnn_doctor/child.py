@@ -367,8 +367,8 @@ class _Running:
 
 
 class ChildBatch:
-    """Children started now (in a background thread unless BACKGROUND is false), answers collected
-    later: probing overlaps with the doctor's other work."""
+    """Children started now (the first PARALLEL of them before the constructor returns; read in a background thread
+    unless BACKGROUND is false), answers collected later: probing overlaps with the doctor's other work."""
 
     def __init__(self, requests: Sequence[ChildRequest], deadline: float | None = None,
                  parallel: int | None = None, background: bool = True) -> None:
@@ -394,6 +394,9 @@ class ChildBatch:
         if background:
             self._thread = threading.Thread(target=self._run, name="cudnn-doctor-children", daemon=True)
             self._thread.start()
+            # started now, not when the batch's thread next gets the interpreter's lock: the caller's thread, busy
+            # (imports, the scan), gives it up 5 ms a turn, and a child's start takes several turns
+            self.wait_launched()
         else:
             self._run()
 

@@ -282,6 +282,33 @@ def test_deep_imports_every_framework_side_by_side(machine: Machine, tmp_path: P
     assert "CD415" not in {f["code"] for f in report["findings"]}
 
 
+def test_deep_starts_the_frameworks_first_and_each_child_before_this_thread_goes_on(machine: Machine,
+                                                                                   tmp_path: Path) -> None:
+    """--deep's framework children (its longest wait: seconds) start as soon as the frameworks are found, before the
+    other probes' modules load and their children start; the cuDNN copies' child too, before the thread goes on (it
+    was left to the batch's thread, which waits for the interpreter's lock while this one works: 5 ms a turn)."""
+    import subprocess
+
+    from tests.test_nvml_first import RECORD
+
+    site = python_env(machine, tmp_path)
+    install_torch(site)
+    (site / "torch" / "__init__.py").write_text(FAKE_TORCH)
+    real_python_sees(site, tmp_path)
+    for deep in ((), ("--deep",)):
+        done = subprocess.run([sys.executable, "-c", RECORD, "check", "--json", *deep], capture_output=True, text=True,
+                              env=machine.env, cwd=tmp_path, timeout=120)
+        events = eval(next(x for x in done.stderr.splitlines() if x.startswith("EVENTS "))[7:])  # noqa: S307
+        later = events.index("import cudnn_doctor.probes.loading")  # the next probes' modules, after the scan
+        cudnn = next(i for i, e in enumerate(events) if e.startswith("start _job_child.py _probe_jobs ") and
+                     not e.endswith(" nvml"))  # the copies' batch
+        assert cudnn < later, events
+        if deep:
+            framework = next(i for i, e in enumerate(events) if e.startswith("start ") and "_deep_child.py" in e)
+            assert framework < later, events  # the next child this check starts, once the frameworks are read
+            assert not any(e.startswith("start ") for e in events[cudnn + 1:framework]), events
+
+
 def test_a_requirement_without_a_marker_ends_at_its_line() -> None:
     """METADATA is one field a line: a cuDNN Requires-Dist with no ';' marker, the next line another requirement,
     once read as one spec across both lines (CD401 named "...>=9.8\\nRequires-Dist: nvidia-cuda-nvcc-cu12...")."""

@@ -115,6 +115,17 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         nvml_batch = None
     elif nvml_batch is None and nvml_present:
         nvml_batch = ProbeBatch([NVML_JOB], env=ctx.env)
+    # the cuDNN copies (and each toolkit's libcudart), loaded in the batch's child as soon as the loader's cache and
+    # the toolkits say which: its answer is the one the command's thread waits for last on a machine NVML answers
+    # quickly; what is read of the files meanwhile needs nothing of it
+    libraries = _guarded(bugs, "cudnn", lambda: cudnn_probe.discover_cudnn_libraries(ctx, toolkits, cache), [])
+    majors = sorted({m for m in (cudnn_probe.library_major(lib) for lib, _, _ in libraries) if m})
+
+    # a FIFO or device is never handed to the loader: it would wait on it until the deadline
+    library_jobs = {lib: Job("cudnn", lib) for lib, _, _ in libraries if cudnn_probe.probe_target(lib)}
+    loader_jobs = {major: Job("cudnn", ctx.layout.cudnn.format(major=major)) for major in majors
+                   if _loader_pick_is_loadable(ctx.layout.cudnn.format(major=major), ctx, cache)}
+    batch = ProbeBatch([*cudart_jobs.values(), *library_jobs.values(), *loader_jobs.values()], env=ctx.env)
     # what a program started here gets from CUDA (cuInit, the GPUs left visible): asked beside NVML
     asked = reasons_to_ask_cuda(ctx, cache, always=deep)
     target = libcuda_target(ctx, cache)  # the soname, but under a prefix what only its cache or folders find
@@ -143,18 +154,19 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
                                   if ctx.env.get(name)},
                                ctx.layout.library_path_variable: list(report.ld_library_path)}
     report.dangling_variables = dangling_variables
-    libraries = _guarded(bugs, "cudnn", lambda: cudnn_probe.discover_cudnn_libraries(ctx, toolkits, cache), [])
-    majors = sorted({m for m in (cudnn_probe.library_major(lib) for lib, _, _ in libraries) if m})
-
-    # a FIFO or device is never handed to the loader: it would wait on it until the deadline
-    library_jobs = {lib: Job("cudnn", lib) for lib, _, _ in libraries if cudnn_probe.probe_target(lib)}
-    loader_jobs = {major: Job("cudnn", ctx.layout.cudnn.format(major=major)) for major in majors
-                   if _loader_pick_is_loadable(ctx.layout.cudnn.format(major=major), ctx, cache)}
-    batch = ProbeBatch([*cudart_jobs.values(), *library_jobs.values(), *loader_jobs.values()], env=ctx.env)
     scanned = time.perf_counter()
 
     frameworks = _guarded(bugs, "frameworks", lambda: detect_frameworks(ctx, project_dir), [])
     frameworks_done = time.perf_counter()
+    deep_imports = None
+    if deep:  # the import children (seconds each: --deep's longest wait) start as soon as the frameworks are known,
+        # before the other children of this check, and run beside them, all at once
+        from cudnn_doctor.probes.deep import DeepImports
+
+        deep_imports = DeepImports(frameworks, ctx.env)
+        names = ", ".join(dict.fromkeys(f.name for f in frameworks))
+        say(f"--deep: {names}: each one's first GPU steps in a child of its own" if names else
+            "--deep: no framework found to run; reading the driver, CUDA and cuDNN")
     # cuDNN as each framework's own loading code loads it, and as the loader by name gives it: children beside the rest
     from cudnn_doctor.probes.library_jobs import probe_timeout
 
@@ -212,14 +224,6 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     from cudnn_doctor.probes.nccl import NcclProbe
 
     nccl_probe = NcclProbe(frameworks, ctx, cache) if nvml_batch is not None else None
-    deep_imports = None
-    if deep:  # the import children (seconds each) run beside the other probes, all at once
-        from cudnn_doctor.probes.deep import DeepImports
-
-        deep_imports = DeepImports(frameworks, ctx.env)
-        names = ", ".join(dict.fromkeys(f.name for f in frameworks))
-        say(f"--deep: {names}: each one's first GPU steps in a child of its own" if names else
-            "--deep: no framework found to run; reading the driver, CUDA and cuDNN")
     if while_children_run is not None:
         while_children_run(frameworks)
 

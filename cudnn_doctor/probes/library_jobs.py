@@ -72,10 +72,6 @@ class ProbeBatch:
         """Kill its children now, unread."""
         self._batch.stop()
 
-    def wait_launched(self) -> None:
-        """Until its first children have been started (their fork is then not left behind this thread's work)."""
-        self._batch.wait_launched()
-
     def results(self) -> dict[Job, LibraryProbe]:
         answers = self._batch.answers()
         found: dict[Job, LibraryProbe] = {}

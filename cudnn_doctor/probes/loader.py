@@ -236,7 +236,5 @@ def start_nvml(ctx: SearchContext) -> StartedNvml:
         return StartedNvml(ctx, early.batch)
     if early is not None and early.batch is not None:
         early.batch.stop()
-    batch = ProbeBatch([NVML_JOB], env=ctx.env) if may_load_nvml(ctx) else None
-    if batch is not None:  # started before the caller's imports take the interpreter's lock from the batch's thread
-        batch.wait_launched()
+    batch = ProbeBatch([NVML_JOB], env=ctx.env) if may_load_nvml(ctx) else None  # started as it returns
     return StartedNvml(ctx, batch)
