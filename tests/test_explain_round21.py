@@ -1,0 +1,52 @@
+"""Issue 41, round twenty-one (builder e30): refusals read by their grammar, not by a thread's words.
+
+1. A CUDA library's status read by its structure (compat/status_codes.toml [[library_spelling]]): the library named
+   on the line (its name, one of its calls, or the status's own prefix), then the status's words however the tool
+   separated them ("CUBLAS STATUS NOT SUPPORTED"), without their prefix ("STATUS_EXECUTION_FAILED" beside a cudnn*
+   call), or its number after the library's "status" ("cudnn_status: 3"); judged by the enum's own row.
+Each is tested both ways: the library's status is answered by its finding, the same shape without the library, or
+with a word that is no status of it, stays unclaimed. Messages here are written apart from the development cases."""
+
+from __future__ import annotations
+
+from tests.test_explain_installers import declined, first
+
+
+def test_cublas_status_with_spaces_for_underscores_is_the_status() -> None:
+    answer = first("Transcription stopped: cuBLAS failed with status CUBLAS STATUS NOT SUPPORTED (int8_float16)")
+    assert answer["code"] == "CD211", answer  # was unrecognised: the name's words were split by spaces
+    assert "CUBLAS_STATUS_NOT_SUPPORTED" in str(answer)
+
+
+def test_status_name_with_a_stray_separator_on_a_line_of_its_own() -> None:
+    answer = first("worker error: cuBLAS failed with status\nCUBLAS_STATUS _NOT_SUPPORTED")
+    assert answer["code"] == "CD211", answer
+
+
+def test_cudnn_status_without_its_prefix_beside_a_cudnn_call() -> None:
+    answer = first("lua/5.1/cudnn/RNN.lua:88: Error in CuDNN: STATUS_BAD_PARAM (cudnnSetRNNDescriptor_v6)")
+    assert answer["code"] == "CD316", answer  # was unrecognised: the prefix CUDNN_ was not printed
+    assert "CUDNN_STATUS_BAD_PARAM" in str(answer)
+
+
+def test_cublas_status_suffix_beside_a_cublaslt_call() -> None:
+    answer = first("RuntimeError: CUDA error: NOT_SUPPORTED when calling `cublasLtMatmul(ltHandle, computeDesc)`")
+    assert answer["code"] == "CD211", answer
+
+
+def test_cudnn_status_number_after_the_libraries_status_word() -> None:
+    answer = first("[ERROR] conv_fprop: cudnnBackendFinalize failed, cudnn_status: 3")
+    assert answer["code"] == "CD316", answer  # cuDNN 8's numbering: 3 is CUDNN_STATUS_BAD_PARAM
+    assert "CUDNN_STATUS_BAD_PARAM" in str(answer)
+
+
+def test_cublas_status_number_in_a_tools_words() -> None:
+    answer = first("cuBLAS error 15 at ggml/src/ggml-cuda/ggml-cuda.cu:1402")
+    assert answer["code"] == "CD211", answer  # was read as a status with no finding
+
+
+def test_look_alikes_without_the_library_or_without_a_status_stay_unclaimed() -> None:
+    declined("HTTP error: STATUS_NOT_FOUND while fetching the model card")  # no library named
+    declined("cublas handle ok; layout CUBLAS COMPUTE 32F chosen for the GEMM")  # no status of cuBLAS
+    declined("Error in CuDNN wrapper: NOT_IMPLEMENTED_YET (see docs)")  # no such cuDNN status
+    declined("cudnn_status: 0 (all kernels ready)")  # 0 is success
