@@ -50,3 +50,26 @@ def test_look_alikes_without_the_library_or_without_a_status_stay_unclaimed() ->
     declined("cublas handle ok; layout CUBLAS COMPUTE 32F chosen for the GEMM")  # no status of cuBLAS
     declined("Error in CuDNN wrapper: NOT_IMPLEMENTED_YET (see docs)")  # no such cuDNN status
     declined("cudnn_status: 0 (all kernels ready)")  # 0 is success
+
+
+def test_a_cudnn_function_a_program_could_not_look_up_is_cudnns_release() -> None:
+    answer = first("E0312 conv_plan.cpp:88] Unable to find symbol cudnnBackendPopulateCudaGraph in the loaded cuDNN")
+    assert answer["code"] == "CD321", answer  # was unrecognised: no loader's "undefined symbol" words
+    assert "cudnnBackendPopulateCudaGraph" in str(answer)
+
+
+def test_a_cublas_function_a_loader_could_not_load_is_cublas() -> None:
+    answer = first("Invalid handle. Cannot load symbol cublasLtMatmulPreferenceCreate\nAborted (core dumped)")
+    assert answer["code"] == "CD203", answer
+
+
+def test_a_driver_function_a_binding_could_not_load_needs_a_newer_driver() -> None:
+    answer = first('ERROR: could not load symbol "cuCtxCreate_v4": /usr/bin/julia: undefined')
+    assert answer["code"] == "CD103", answer
+
+
+def test_lookup_words_for_a_symbol_of_no_gpu_library_stay_unclaimed() -> None:
+    declined("DVB: Unable to find symbol xc2028_attach()")
+    declined("pulse: could not load symbol pa_context_new_with_proplist")
+    declined("Warning: could not load symbols from /usr/lib/libfoo.so")
+    declined("failed to load symbol curl_easy_init from libcurl.so.4")  # cu followed by a lower-case letter
