@@ -73,3 +73,17 @@ def test_lookup_words_for_a_symbol_of_no_gpu_library_stay_unclaimed() -> None:
     declined("pulse: could not load symbol pa_context_new_with_proplist")
     declined("Warning: could not load symbols from /usr/lib/libfoo.so")
     declined("failed to load symbol curl_easy_init from libcurl.so.4")  # cu followed by a lower-case letter
+
+
+def test_a_mangled_pytorch_symbol_pasted_into_markdown_is_still_pytorchs() -> None:
+    answer = first("ImportError: /opt/venv/lib/python3.11/site-packages/selective_scan_cuda.cpython-311-x86_64-linux-gnu.so: "
+                   "undefined symbol: *ZN2at4_ops5empty4callEN3c108ArrayRefINS2_6SymIntEEE*")
+    assert answer["code"] == "CD410", answer  # was unrecognised: "*ZN2at..." is "_ZN2at..." (ATen) with its _ taken
+    declined("ImportError: /usr/lib/libfoo.so: undefined symbol: *Zfoo_bar*")  # no namespace of a framework
+
+
+def test_pytorchs_stable_c_abi_symbol_is_pytorchs() -> None:
+    answer = first("OSError: /opt/venv/lib/python3.12/site-packages/torchvision/_C.so: undefined symbol: "
+                   "aoti_torch_create_tensor_from_blob_v2")
+    assert answer["code"] == "CD410", answer  # was unrecognised: aoti_torch_* had no owner
+    declined("/x/lltm_cpp.so: undefined symbol: aoti_other_helper")  # not the aoti_torch_ namespace

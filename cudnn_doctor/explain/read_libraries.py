@@ -20,11 +20,12 @@ _DLL_NAME = re.compile(r"([a-z][a-z0-9_+\-]{0,80}?)(?:64)?((?:_[0-9][0-9.]{0,12}
 # discover/gpu_info_*.c: 'symbol lookup for %s failed: %s'), 'Function "X" not found' a binding's (Numba's driver
 # wrapper, numba/cuda/cudadrv/driver.py: 'Function "%s" not found'; read only on a line that says "not found")
 # (the loader's colon may touch the name: "undefined symbol:_ZN5torch8autograd...")
-_SYMBOL = re.compile(r"(?i)(?:undefined symbol:(?=[A-Za-z_?@])|(?:undefined symbol:?|procedure entry point|undefined reference to"
+_SYMBOL = re.compile(r"(?i)(?:undefined symbol:(?=[A-Za-z_?@*])|(?:undefined symbol:?|procedure entry point|undefined reference to"
                      r"|symbol lookup for|function(?=\s{1,3}[`'\"\u2018]?\w{1,200}[`'\"\u2019]?\s{1,3}not found))\s{1,3})"
                      r"[`'\"\u2018]?"
                      # (a demangled name keeps its namespaces: "c10::MessageLogger::stream[abi:cxx11]()")
-                     r"([A-Za-z_?@][A-Za-z0-9_@?$]{0,200}(?:::[A-Za-z_~][A-Za-z0-9_]{0,120}){0,8})")
+                     # (a mangled name pasted into Markdown loses its underscores to emphasis: "*ZNK3c1017Symbolic...")
+                     r"((?:\*(?=Z[NK]{0,2}\d))?[A-Za-z_?@][A-Za-z0-9_@?$]{0,200}(?:::[A-Za-z_~][A-Za-z0-9_]{0,120}){0,8})")
 
 # ----------------------------------------------------------------------------------------------- libraries
 
@@ -320,6 +321,8 @@ def _symbol_owner(name: str) -> dict[str, Any] | None:
     """The [[symbol]] row whose namespace NAME belongs to: by its prefix (_ZN2at...), or, for a function of
     the extension's own that takes a framework's type (_Z24silu_and_mulRN2at6TensorE), by that namespace
     nested in its mangled parameters."""
+    if name.startswith("*Z"):  # Markdown's emphasis took the mangled name's underscores: "*ZNK3c10..." is "_ZNK3c10..."
+        name = "_" + name[1:]
     if "::" in name:  # demangled (c++filt's, or the loader's own on some systems): its namespace, mangled, is the prefix
         namespace = name.split("::", 1)[0]
         name = f"_ZN{len(namespace)}{namespace}{name.split('::', 2)[1]}"
