@@ -87,3 +87,22 @@ def test_pytorchs_stable_c_abi_symbol_is_pytorchs() -> None:
                    "aoti_torch_create_tensor_from_blob_v2")
     assert answer["code"] == "CD410", answer  # was unrecognised: aoti_torch_* had no owner
     declined("/x/lltm_cpp.so: undefined symbol: aoti_other_helper")  # not the aoti_torch_ namespace
+
+
+def test_a_plugins_check_of_a_cuda_extension_release() -> None:
+    answer = first("[ComfyUI-FluxKit] FluxKit 1.4.0 is not compatible with flash-attn 2.5.8. Please install 2.7.x")
+    assert answer["code"] == "CD410", answer  # was unrecognised: a plugin's own words
+    assert "flash-attn" in str(answer)
+    declined("pandas-helpers 0.3 is not compatible with numpy 2.0.1. Please install numpy<2")
+
+
+def test_an_installer_helpers_framework_too_new() -> None:
+    answer = first("RuntimeError: Torch = 2.9.1+cu130 too new!")
+    assert answer["code"] == "CD410", answer
+    declined("RuntimeError: Sphinx = 8.1.0 too new!")
+
+
+def test_a_version_assertion_of_a_gpu_stack_package() -> None:
+    answer = first("AssertionError: xformers==0.0.29.post1 is used but incompatible. Please install xformers>=0.0.23, <0.0.28.")
+    assert answer["code"] == "CD410", answer
+    declined("AssertionError: MMEngine==0.7.0 is used but incompatible. Please install mmengine>=0.8.0, <1.0.0.")
