@@ -272,3 +272,17 @@ def test_a_toolkit_runtime_that_does_not_load_is_an_error_only_where_a_program_f
         assert [f["severity"] for f in said] == ["warning"], said
         assert "no program started here finds it" in said[0]["proof"], said
     every_error_seen_or_rule(report)
+
+
+def test_a_java_projects_cudnn_judged_from_the_loaders_model_is_read(machine: Machine) -> None:
+    """A DL4J project (Gradle, nd4j-cuda-10.2, which needs cuDNN 7.6) on a machine whose CUDA 10.2 toolkit holds
+    cuDNN 7.4.1: which copy the JVM's JavaCPP presets load is the doctor's model of the loader, and no child runs a
+    JVM here: CD408 read, a warning. Before: an error with rule evidence."""
+    from tests.test_dl4j import FIXTURES, toolkit
+
+    cuda = toolkit(machine, "10.2.89", 10020)
+    fake_cudnn(cuda / "lib64", version=7401, cudart=10020)
+    report = machine.check_json("--project", str(FIXTURES / "gradle-kotlin-cuda"))
+    said = found(report, "CD408")
+    assert said["severity"] == "warning" and said["evidence"] == "read" and "7.4.1" in said["detail"], said
+    every_error_seen_or_rule(report)
