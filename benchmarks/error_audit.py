@@ -40,8 +40,8 @@ def _evidence(node: ast.Call, source: str, code: str | None) -> str:
     if given is not None:
         return given.strip('"')
     splat = next((ast.get_source_segment(source, k.value) for k in node.keywords if k.arg is None), None)
-    if splat is not None:  # finding(..., **said): the evidence the dict gives
-        return f"as **{splat} gives"
+    if splat is not None:  # finding(..., **said): the dict may give it
+        return f"{evidence_of(code) if code else 'the code class'}, unless **{splat} says"
     return evidence_of(code) if code else "the code's class"
 
 

@@ -83,7 +83,8 @@ def test_the_cuda_runtime_a_framework_would_load_from_the_toolkits_on_disk_is_re
     machine.add_library_path(tmp_path / "c9" / "lib")
     report = machine.check_json("--framework", "tensorflow==2.15.0")
     said = found(report, "CD410")
-    assert said["severity"] == "warning" and said["evidence"] == "read" and "not seen failing" in said["proof"], said
+    assert said["severity"] == "warning" and said["evidence"] == "read", said
+    assert "tensorflow==2.15.0 is not installed here (--framework)" in said["proof"], said
     every_error_seen_or_rule(report)
 
 
@@ -245,3 +246,43 @@ def test_a_preloaded_sublibrary_of_another_release_is_the_one_error_and_the_one_
     assert plan["actions"][0] == step and "CD305" in step["resolves"], plan["actions"]
     assert not [a for a in plan["actions"] if "CD305" in a["resolves"] and a is not step], plan["actions"]
     assert not {"CD317", "CD305"} & {f["code"] for f in check_after(machine, plan_lines(machine))["findings"]}
+
+
+# --- a toolkit's runtime no program here finds -------------------------------------------------------------------
+
+@pytest.mark.parametrize("on_path", [False, True])
+def test_a_toolkit_runtime_that_does_not_load_is_an_error_only_where_a_program_finds_it(machine: Machine,
+                                                                                        tmp_path: Path,
+                                                                                        on_path: bool) -> None:
+    """A CUDA 13 toolkit under /usr/local whose libcudart.so.13 is a Git LFS pointer (text): a child cannot load it
+    (seen). Where its folder is on no path the loader searches, no program here gets it (torch brings its own, nvcc
+    links the runtime statically by default): a warning that says so. On LD_LIBRARY_PATH, a program asking for it by
+    name gets it: the error stands. Before: an error either way."""
+    gpu_machine(machine, tmp_path, gpus=1)
+    toolkit = make_toolkit(machine.root, "13.0.2", 13000)
+    runtime = toolkit / "lib64" / "libcudart.so.13"
+    runtime.write_text("version https://git-lfs.github.com/spec/v1\noid sha256:0\nsize 1\n")
+    if on_path:
+        machine.add_library_path(toolkit / "lib64")
+    report = machine.check_json()
+    said = [f for f in report["findings"] if f["code"] == "CD203" and str(runtime) in (f.get("subject") or "")]
+    if on_path:  # and the loader-by-name warning of the file on LD_LIBRARY_PATH beside it
+        assert [f["evidence"] for f in said if f["severity"] == "error"] == ["seen"], said
+    else:
+        assert [f["severity"] for f in said] == ["warning"], said
+        assert "no program started here finds it" in said[0]["proof"], said
+    every_error_seen_or_rule(report)
+
+
+def test_a_java_projects_cudnn_judged_from_the_loaders_model_is_read(machine: Machine) -> None:
+    """A DL4J project (Gradle, nd4j-cuda-10.2, which needs cuDNN 7.6) on a machine whose CUDA 10.2 toolkit holds
+    cuDNN 7.4.1: which copy the JVM's JavaCPP presets load is the doctor's model of the loader, and no child runs a
+    JVM here: CD408 read, a warning. Before: an error with rule evidence."""
+    from tests.test_dl4j import FIXTURES, toolkit
+
+    cuda = toolkit(machine, "10.2.89", 10020)
+    fake_cudnn(cuda / "lib64", version=7401, cudart=10020)
+    report = machine.check_json("--project", str(FIXTURES / "gradle-kotlin-cuda"))
+    said = found(report, "CD408")
+    assert said["severity"] == "warning" and said["evidence"] == "read" and "7.4.1" in said["detail"], said
+    every_error_seen_or_rule(report)

@@ -2568,8 +2568,8 @@ def _first_met(out: list[Finding], explaining: list[int], own: set[str], text: s
             chosen.append(index)
             continue
         code, _, file = root.partition(" ")
-        at = next((i for i, f in enumerate(out) if f.code == code and file in files_of(f)), None)
-        if at is not None and at not in chosen:
+        at = next((i for i, f in enumerate(out) if f.code == code and file in files_of(f)), index)
+        if at not in chosen:  # its root, or itself where the root is not among the findings
             chosen.append(at)
     direct = [i for i in chosen if (out[i].code in own and _of(out[i], framework, _display(framework)))
               or _named_by(out[i], text) or out[i].evidence == "seen"]
