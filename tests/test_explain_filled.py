@@ -179,6 +179,18 @@ def test_a_value_the_message_lacks_comes_from_the_machine() -> None:
         assert "--cuda 12" in here["fix"] and "--cuda" not in offline["fix"]
 
 
+def test_pytorchs_cuda_the_message_lacks_is_pytorchs_never_the_drivers() -> None:
+    """torchvision's check without its second sentence: PyTorch's CUDA comes from the machine's torch (12.8), not
+    from the driver's CUDA (13.0), and offline it reads as where to look it up, not as the driver's."""
+    message = "RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA major versions."
+    here = explain_text(message, _machine("9.0"))["matches"][0]
+    offline = explain_text(message, None)["matches"][0]
+    assert here["code"] == offline["code"] == "CD410"
+    assert "PyTorch's CUDA: 12.8" in here["cause"] and "13.0" not in here["cause"]
+    assert "torch.version.cuda" in offline["cause"] and "nvidia-smi" not in offline["cause"]
+    assert holes(here) == [] and holes(offline) == []
+
+
 def test_the_messages_own_value_wins_over_the_machines() -> None:
     """An architecture the message names is judged, not the machine's GPU."""
     message = "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation."

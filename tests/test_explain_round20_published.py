@@ -17,12 +17,12 @@ QUOTED_THEN_SAID = (
 def test_values_come_from_the_message_after_the_quoted_raise_line() -> None:
     answer = run(QUOTED_THEN_SAID, offline_only=True)["matches"][0]
     assert answer["code"] == "CD410", answer
-    assert answer["values"].get("cuda_version") == "12.1", answer["values"]
-    assert "CUDA 12.1" in answer["fix"] and "CUDA the" not in answer["fix"], answer["fix"]
-    assert "CUDA 12.1" in answer["cause"], answer["cause"]
+    assert answer["values"].get("torch_cuda") == "12.1", answer["values"]
+    assert "12.1" in answer["fix"] and "CUDA the" not in answer["fix"], answer["fix"]
+    assert "PyTorch's CUDA: 12.1" in answer["cause"], answer["cause"]
 
 
 def test_the_first_hit_is_kept_where_it_has_every_value() -> None:
     said_twice = QUOTED_THEN_SAID.split("\n", 1)[1] + QUOTED_THEN_SAID.split("\n", 1)[1].replace("12.1", "12.4")
     answer = run(said_twice, offline_only=True)["matches"][0]
-    assert answer["values"].get("cuda_version") == "12.1", answer["values"]
+    assert answer["values"].get("torch_cuda") == "12.1", answer["values"]

@@ -111,7 +111,7 @@ def normalise(key: str, value: str) -> str:
             if number >= 90000:
                 return f"{number // 10000}.{(number % 10000) // 100}.{number % 100}"
             return f"{number // 1000}.{(number % 1000) // 100}.{number % 100}"
-    if key == "cuda_version" and ascii_digits(value):
+    if key in ("cuda_version", "torch_cuda") and ascii_digits(value):
         number = int(value)
         if number >= 1000:  # driver-API encoding: 12080 -> 12.8
             return f"{number // 1000}.{(number % 1000) // 10}"

@@ -1,5 +1,5 @@
 """Values of this machine that an answer may need where the message does not give them: the CUDA major its
-frameworks were built for, its GPU's compute capability, its driver. Read from check's Report; a value is given only
+frameworks were built for (PyTorch's own CUDA), its GPU's compute capability, its driver. Read from check's Report; a value is given only
 where the machine has one answer (two GPUs of different capabilities give none)."""
 
 from __future__ import annotations
@@ -17,6 +17,9 @@ def machine_values(report: Report | None) -> dict[str, str]:
         majors = {t.version.split(".")[0] for t in report.toolkits if t.version}
     if len(majors) == 1:
         values["cuda_major"] = majors.pop()
+    torch_builds = {f.cuda_built_for for f in report.frameworks if f.name == "torch" and f.cuda_built_for}
+    if len(torch_builds) == 1:  # the CUDA PyTorch was built for, never the driver's
+        values["torch_cuda"] = torch_builds.pop()
     capabilities = {g.compute_capability for g in report.gpus if g.compute_capability}
     if len(capabilities) == 1:
         values["cc"] = values["compute_capability"] = next(iter(capabilities))

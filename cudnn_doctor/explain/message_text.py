@@ -201,6 +201,7 @@ def _triggers() -> tuple[str, ...]:
     texts += [marker for row in load("libraries").get("compiler", []) for marker in row["markers"]]
     texts += [row["text"] for table in ("resolver", "not_found") for row in load("libraries").get(table, [])]
     texts += [load("libraries").get("prebuilt_wheel", {}).get("marker", "guessing wheel url:")]
+    texts += list(load("libraries").get("version_gate", {}).get("triggers", ()))  # a package's check of another's release
     texts += list(load("libraries").get("build_isolation", {}).get("stages", ()))  # an installer's build step (uv's too)
     texts += list(load("libraries").get("build_isolation", {}).get("package_lines", ()))  # the package it builds
     errors = load("errors")

@@ -502,6 +502,41 @@ def requirements(index: int, lower: str) -> list[Event]:
                   "have.", source, (("spec", f"CUDA {version} or newer"), ("needs_cuda", version)), index)]
 
 
+# ------------------------------------------------- a package's own check of a GPU-stack package's release (e30)
+
+
+@functools.cache
+def _version_gates() -> tuple[tuple[re.Pattern[str], ...], re.Pattern[str] | None, str, str]:
+    """compat/libraries.toml [version_gate]: its patterns, the GPU stack's package names, its source and fix."""
+    from cudnn_doctor.knowledge.gpu_distributions import gpu_package_pattern
+
+    table = load("libraries").get("version_gate")
+    if not table:
+        return (), None, "", ""
+    return (tuple(re.compile(pattern) for pattern in table["patterns"]), re.compile(f"(?:{gpu_package_pattern()})"),
+            str(table["source"]), str(table["fix"]))
+
+
+def version_gates(index: int, line: str, lower: str) -> list[Event]:
+    """A package's own check that a GPU-stack package is of a release it does not take ("MMCV==2.2.0 is used but
+    incompatible", "... is not compatible with nunchaku 0.3.2", "Torch = 2.6.0+cu124 too new!")."""
+    if "compatible" not in lower and " too " not in lower:
+        return []
+    patterns, gpu, source, fix = _version_gates()
+    for pattern in patterns:
+        found = pattern.search(lower)
+        if found is None or gpu is None or not gpu.fullmatch(found.group("package")):
+            continue
+        # the whole sentence where the line is short (it names the package that checked), else the words read
+        text = line.strip() if len(line.strip()) <= 200 else line[found.start():found.end()] if len(line) == len(lower) \
+            else found.group(0)
+        package, version = found.group("package"), found.group("version").rstrip(".")
+        return [Event("version-gate", "CD410", text.strip(), f"a package checked {package} and refuses its release "
+                      f"{version}: the two are not releases made for each other", fix, source,
+                      (("package", package), ("version", version)), index)]
+    return []
+
+
 # ------------------------------------------------- a package of another release than its importer (e22, round sixteen)
 
 _NAME_FROM = re.compile(r"cannot import name '?([a-z0-9_]{1,80})'? from '?([a-z0-9_]{2,60})((?:\.\s?[a-z0-9_]{1,60}){0,6})'?")

@@ -20,11 +20,12 @@ _DLL_NAME = re.compile(r"([a-z][a-z0-9_+\-]{0,80}?)(?:64)?((?:_[0-9][0-9.]{0,12}
 # discover/gpu_info_*.c: 'symbol lookup for %s failed: %s'), 'Function "X" not found' a binding's (Numba's driver
 # wrapper, numba/cuda/cudadrv/driver.py: 'Function "%s" not found'; read only on a line that says "not found")
 # (the loader's colon may touch the name: "undefined symbol:_ZN5torch8autograd...")
-_SYMBOL = re.compile(r"(?i)(?:undefined symbol:(?=[A-Za-z_?@])|(?:undefined symbol:?|procedure entry point|undefined reference to"
+_SYMBOL = re.compile(r"(?i)(?:undefined symbol:(?=[A-Za-z_?@*])|(?:undefined symbol:?|procedure entry point|undefined reference to"
                      r"|symbol lookup for|function(?=\s{1,3}[`'\"\u2018]?\w{1,200}[`'\"\u2019]?\s{1,3}not found))\s{1,3})"
                      r"[`'\"\u2018]?"
                      # (a demangled name keeps its namespaces: "c10::MessageLogger::stream[abi:cxx11]()")
-                     r"([A-Za-z_?@][A-Za-z0-9_@?$]{0,200}(?:::[A-Za-z_~][A-Za-z0-9_]{0,120}){0,8})")
+                     # (a mangled name pasted into Markdown loses its underscores to emphasis: "*ZNK3c1017Symbolic...")
+                     r"((?:\*(?=Z[NK]{0,2}\d))?[A-Za-z_?@][A-Za-z0-9_@?$]{0,200}(?:::[A-Za-z_~][A-Za-z0-9_]{0,120}){0,8})")
 
 # ----------------------------------------------------------------------------------------------- libraries
 
@@ -271,11 +272,39 @@ def _symbol_table() -> tuple[dict[str, Any], ...]:
     return tuple(sorted(rows, key=lambda row: -len(row["prefix"])))  # the most specific prefix first
 
 
+@functools.cache
+def _lookup_words() -> tuple[tuple[str, ...], re.Pattern[str] | None]:
+    """compat/libraries.toml [[symbol_lookup]]: a program's own words for a function its dlsym did not find, and the
+    pattern that reads the symbol after them."""
+    texts = tuple(row["text"] for row in load("libraries").get("symbol_lookup", []))
+    if not texts:
+        return (), None
+    words = "|".join(re.escape(text).replace(r"\ ", r"\s{1,3}") for text in texts)
+    return texts, re.compile(rf"(?i:{words})\s{{1,3}}[`'\"\u2018]?([A-Za-z_][A-Za-z0-9_]{{1,200}})")
+
+
+def looked_up(index: int, line: str, lower: str) -> list[Symbol]:
+    """A function a program looked up by name in a library it loads at run time and did not find, in the program's
+    own words ("Invalid handle. Cannot load symbol cublasLtCreate", "Unable to find symbol cudnnBackendCreateDescriptor"),
+    where the symbol is a GPU library's ([[symbol]]): the library loaded is not the release the program needs."""
+    texts, pattern = _lookup_words()
+    if pattern is None or not any(text in lower for text in texts):
+        return []
+    out = []
+    for match in itertools.islice(pattern.finditer(line), PER_LINE):
+        row = _symbol_owner(match.group(1))
+        if row is not None:
+            out.append(Symbol(name=match.group(1), owner=row["owner"], finding=row["finding"], line=index,
+                              source=f"{row['source']}; the program's lookup words: compat/libraries.toml [[symbol_lookup]]"))
+    return out
+
+
 def symbols(index: int, line: str, lower: str, lines: list[str] | tuple[str, ...] = ()) -> list[Symbol]:
+    found = looked_up(index, line, lower)  # a program's own lookup words; the loader's own, read below, come first
     if "undefined symbol" not in lower and "entry point" not in lower and "undefined reference" not in lower \
             and "symbol lookup for" not in lower and not lower.rstrip().endswith("undefined") \
             and not ("function" in lower and "not found" in lower):
-        return []
+        return found
     text = line
     if _SYMBOL.search(line) is None and lines:  # "...so: undefined" / "symbol:" / "_ZN2at..." on lines of their own
         text = " ".join(part.strip() for part in lines[index:index + 3])
@@ -285,13 +314,15 @@ def symbols(index: int, line: str, lower: str, lines: list[str] | tuple[str, ...
         row = _symbol_owner(name)
         if row is not None:
             out.append(Symbol(name=name, owner=row["owner"], finding=row["finding"], line=index, source=row["source"]))
-    return out
+    return out or found
 
 
 def _symbol_owner(name: str) -> dict[str, Any] | None:
     """The [[symbol]] row whose namespace NAME belongs to: by its prefix (_ZN2at...), or, for a function of
     the extension's own that takes a framework's type (_Z24silu_and_mulRN2at6TensorE), by that namespace
     nested in its mangled parameters."""
+    if name.startswith("*Z"):  # Markdown's emphasis took the mangled name's underscores: "*ZNK3c10..." is "_ZNK3c10..."
+        name = "_" + name[1:]
     if "::" in name:  # demangled (c++filt's, or the loader's own on some systems): its namespace, mangled, is the prefix
         namespace = name.split("::", 1)[0]
         name = f"_ZN{len(namespace)}{namespace}{name.split('::', 2)[1]}"

@@ -387,6 +387,59 @@ def _spelled_cuda_statuses(index: int, lower: str) -> list[Status]:
     return [_status(by_name[found], "message", index)] if found else []
 
 
+# ------------------------------------------------- a library's status by its structure (compat/status_codes.toml
+# [[library_spelling]], issue 41, round twenty-one): the library named on the line (its name as a word, or one of its
+# calls, cublasLtMatmul), then its status's words however they are separated, or without the prefix, or a number after
+# the library's "status"
+_UPPER_WORDS = re.compile(r"(?<![A-Za-z0-9])([A-Z][A-Z0-9]{1,20}(?:[ _]{1,3}[A-Z0-9]{1,20}){1,8})(?![A-Za-z0-9])")
+_SPLIT = re.compile(r"[ _]{1,3}")
+SPELLED_WORDS_MIN = 2  # a status without its prefix is read only where its words are two or more (NOT_SUPPORTED)
+
+
+@functools.cache
+def _library_spellings() -> tuple[tuple[str, str, str, re.Pattern[str], re.Pattern[str]], ...]:
+    """(api, prefix, call, the library named on a line, its status number after its "status") for each row."""
+    out = []
+    for row in load("status_codes").get("library_spelling", []):
+        call = re.escape(row["call"])
+        # (the status's own prefix names it too: "CUBLAS_STATUS _NOT_SUPPORTED" on a line of its own)
+        named = re.compile(rf"(?i:\b{call}(?:lt)?\b)|\b{call}(?:Lt|Dn|Sp|Rf)?[A-Z][A-Za-z0-9_]{{1,60}}"
+                           rf"|\b{call.upper()}[ _]{{1,3}}STATUS\b")
+        number = re.compile(rf"(?i)\b{call}_?(?:status|error)\s{{0,2}}[:=]\s{{0,2}}(\d{{1,4}})\b")
+        out.append((row["api"], row["prefix"], row["call"], named, number))
+    return tuple(out)
+
+
+def _library_spelled(index: int, line: str, lower: str, read: list[Status]) -> list[Status]:
+    by_name, by_number, _ = _status_tables()
+    out: list[Status] = []
+    for api, prefix, call, named, number in _library_spellings():
+        if call not in lower or any(status.api == api for status in read) or not named.search(line):
+            continue
+        head = _SPLIT.split(prefix.rstrip("_"))
+        for match in itertools.islice(_UPPER_WORDS.finditer(line), PER_LINE):
+            words = _SPLIT.split(match.group(1))
+            if words[:2] == head:  # the prefix written with other separators: CUBLAS STATUS NOT SUPPORTED
+                words = words[2:]
+            elif words[:1] == head[1:]:  # the prefix's second word kept: STATUS_EXECUTION_FAILED
+                words = words[1:]
+            elif words[:1] == head[:1] or "_" not in match.group(1) or len(words) < SPELLED_WORDS_MIN:
+                continue  # another word of the library's (CUBLAS_COMPUTE_32F); prose in capitals; a single word
+            # the longest run of the words that is a name of the library's enum (the words after it are the tool's)
+            name = next((prefix + "_".join(words[:end]) for end in range(len(words), 0, -1)
+                         if prefix + "_".join(words[:end]) in by_name), None)
+            if name is not None and (len(words) >= SPELLED_WORDS_MIN or match.group(1).startswith(head[0])):
+                out.append(_status(by_name[name], "name", index))
+                break
+        if not out:
+            found = number.search(line)
+            key = (("cudnn9" if int(found.group(1)) >= 1000 else "cudnn8") if api == "cudnn" else api,
+                   int(found.group(1))) if found else None
+            if key is not None and key in by_number and key[1]:
+                out.append(_status(by_number[key], "number", index))
+    return out
+
+
 def statuses(index: int, line: str, lower: str, cudnn_named: bool = False) -> list[Status]:
     other = _other_spellings(index, line, lower, cudnn_named) if ("cudnnstatus" in lower or "cudaerror" in lower
                                                                  or "curesult" in lower or "nvmlerror" in lower
@@ -403,6 +456,8 @@ def statuses(index: int, line: str, lower: str, cudnn_named: bool = False) -> li
     if not (other or checked or known):  # a CUDA status's name in words ("Insufficient driver")
         known = _spelled_cuda_statuses(index, lower)
     found = other + checked + known
+    if "cu" in lower:
+        found += _library_spelled(index, line, lower, found)
     if found and _kernel_absent_by_name(lower):  # the module lacks a kernel of that name: the library's own
         found = [status for status in found if status.name not in _symbol_kernel()[0]]
     return found

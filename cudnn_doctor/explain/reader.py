@@ -55,6 +55,7 @@ from cudnn_doctor.explain.read_events import (
     requirements,
     supported_lists,
     toolkit_variables,
+    version_gates,
 )
 from cudnn_doctor.explain.read_libraries import libraries, products, symbols
 from cudnn_doctor.explain.read_packages import (
@@ -152,7 +153,7 @@ def _facts_of(indexes: range, budget: int, most: int, lines: list[str], lowers: 
                  cpu_builds(index, lower, wrapped), compilers(index, lower, whole),
                  events(index, line, wrapped) + kernel_modules(index, lowers) + components(index, lowers)
                  + extensions(index, lower) + requirements(index, lower) + toolkit_variables(index, lower)
-                 + release_skews(index, line, lower) + supported_lists(index, lower)
+                 + release_skews(index, line, lower) + version_gates(index, line, lower) + supported_lists(index, lower)
                  + placeholders(index, lower) + missing_headers(index, lower) + compile_errors(index, line, lower)
                  + registered_devices(index, lowers)
                  + host_headers(index, lines, lowers))

@@ -117,7 +117,11 @@ def make_plan(report: Report, findings: list[Finding], setting: Setting) -> Plan
         text = remedy(finding, report.host.os)
         row = advice_row(finding.code, report.host.os) or {}
         work.take([finding], Action(MANUAL, (), finding.title, row.get("source", "compat/fixes.toml"), text=text))
-    first = sorted(work.actions, key=lambda action: not set(action.resolves) & set(DRIVER_FIRST))
+    # the first step treats what a program meets first: the driver, then the errors (the refusals seen, the rules
+    # proven), then what is only read or follows from them; otherwise the treatments' own order
+    errors = {(f.code, f.subject) for f in treated if f.severity == ERROR}
+    first = sorted(work.actions, key=lambda action: (not set(action.resolves) & set(DRIVER_FIRST),
+                                                     not set(action.findings) & errors))
     return Plan(targets=_targets(report, setting), actions=tuple(first))
 
 

@@ -289,8 +289,9 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     report.process = _guarded(bugs, "process_env", lambda: read_process_view(
         ctx, cuda, report.gpus, report.frameworks, versions, cache, asked, from_nvml,
         loading.results() if loading is not None else ()), None)
-    if loading is None and report.process is not None and any(
-            sub.problem for copy in report.process.cudnn for sub in copy.sublibraries):
+    if loading is None and report.process is not None and (any(
+            sub.problem for copy in report.process.cudnn for sub in copy.sublibraries)
+            or another_release_than_built(report.frameworks, report.cudnn)):
         report.process = _guarded(bugs, "process_env", lambda: read_process_view(
             ctx, cuda, report.gpus, report.frameworks, versions, cache, asked, from_nvml,
             start_loading().results()), None)
@@ -534,6 +535,21 @@ def seen_frameworks(frameworks: list[Framework], installs: list[CudnnInstall], l
                         else i for i in installs]
         out.append(replace(framework, cudnn_used=match.library if match else seen.front))
     return out, installs
+
+
+def another_release_than_built(frameworks: list[Framework], installs: list[CudnnInstall]) -> bool:
+    """Whether the cuDNN a framework's files point at is another release than the one it was built with (its
+    cudnn_expected, a release): what its own loading code maps, and the release that answers there, are then asked
+    in a child, so that a verdict on that copy stands on what was mapped, not on the files' model (issue 45)."""
+    from cudnn_doctor.versions import ascii_digits, version_tuple
+
+    versions = {i.library: i.version for i in installs}
+    for framework in frameworks:
+        expected, used = framework.cudnn_expected or "", versions.get(framework.cudnn_used or "")
+        built = (version_tuple(expected) or ())[:3] if ascii_digits(expected[:1]) else ()
+        if used and len(built) >= 2 and built != (version_tuple(used) or ())[:len(built)]:  # "8" alone says too little
+            return True
+    return False
 
 
 def _cudnn_on_library_path(ctx: SearchContext) -> bool:

@@ -61,9 +61,9 @@ def evaluate(report: Report, requirements: list[Any] | None = None,
     except Exception as error:  # noqa: BLE001 - a bug of ours: said, the findings kept
         findings.append(crashed_rule("process_env.slowed_by_preload", error))
     try:  # a file the loader refused leads a chain: its refusal the error, what followed from it said so
-        from cudnn_doctor.rules.chains import first_refusal
+        from cudnn_doctor.rules.chains import first_preload, first_refusal
 
-        findings = first_refusal(report, findings)
+        findings = first_preload(report, first_refusal(report, findings))
     except Exception as error:  # noqa: BLE001 - a bug of ours: said, the findings kept
         findings.append(crashed_rule("chains.first_refusal", error))
     try:
@@ -109,9 +109,13 @@ def _how_to_prove(report: Report, ran: list[str]) -> str:
     if ran:
         return (f"read from files, not seen failing: under --deep {', '.join(ran)} ran its first GPU steps here; "
                 "a program that loads the libraries otherwise may still fail")
-    if any(f.name in ("torch", "jax", "tensorflow") for f in report.frameworks):
+    if any(f.name in ("torch", "jax", "tensorflow") and not f.details.get("assumed") for f in report.frameworks):
         return ("read from files, not seen failing: `cudnn-doctor check --deep` runs each framework's first GPU "
                 "steps here and shows whether it fails")
+    assumed = [f"{f.name}=={f.version}" if f.version else f.name for f in report.frameworks if f.details.get("assumed")]
+    if assumed:  # --framework NAME: judged as if installed; nothing here can run it
+        return (f"read from files, not seen failing: {', '.join(assumed)} is not installed here (--framework), so no "
+                "program here can run it to prove it")
     return "read from files, not seen failing: no program here was run to prove it"
 
 

@@ -39,7 +39,7 @@ def first_refusal(report: Report, findings: list[Finding]) -> list[Finding]:
             continue
         file, words = refusal
         done.add(file)
-        at = next((i for i, f in enumerate(out) if f.code == "CD308" and file in _files_of(f)), None)
+        at = next((i for i, f in enumerate(out) if f.code == "CD308" and file in files_of(f)), None)
         # another file the loader refused (CD308) is a chain of its own, not a consequence of this one
         mixed = _another_release_came_in(loaded)
         followers = [i for i, f in enumerate(out) if i != at and f.code in CHAIN_CODES and f.code != "CD308"
@@ -96,7 +96,7 @@ def _root(loaded: LoadedCudnn, file: str, words: str) -> Finding:
                    loaded_library=loaded.library)
 
 
-def _files_of(made: Finding) -> set[str]:
+def files_of(made: Finding) -> set[str]:
     return {str(value) for value in (made.subject, made.values.get("library"), made.values.get("sublibrary_file"))
             if value}
 
@@ -108,7 +108,48 @@ def _of_copy(made: Finding, loaded: LoadedCudnn) -> bool:
                         str(made.values.get("library") or "")})
 
 
-def _following(made: Finding, file: str) -> Finding:
+def _following(made: Finding, file: str, code: str = "CD308", how: str = "the loader's refusal of") -> Finding:
     return replace(made, severity="warning" if made.severity == "error" else made.severity,
-                   detail=f"Follows from the loader's refusal of {file} (CD308): {made.detail}",
-                   values={**made.values, FOLLOWS: f"CD308 {file}"})
+                   detail=f"Follows from {how} {file} ({code}): {made.detail}",
+                   values={**made.values, FOLLOWS: f"{code} {file}"})
+
+
+# what a cuDNN sub-library preloaded into every program can lead to: its own copy's files judged, the copy each
+# framework loads answering or mixing its release (a preload is loaded before anything: ld.so(8))
+PRELOAD_CODES = ("CD304", "CD305", "CD307", "CD319", "CD321", "CD408")
+
+
+def first_preload(report: Report, findings: list[Finding]) -> list[Finding]:
+    """FINDINGS with each cuDNN sub-library preloaded into every program (LD_PRELOAD, CD317: a rule, the framework
+    needs another release) as the one error of what it leads to: the findings that name the preloaded file (its
+    copy's missing files, the sub-library of another release every copy then gets) or the release it brought in
+    (the framework's refusal of that release) follow from it (warnings that say so, treated by its plan step, which
+    takes the entry out of LD_PRELOAD). Round fifteen's and seventeen's GPU sets (the system's 9.14 adv or graph
+    library preloaded beside torch's 9.19): CD305 and CD408 were errors beside CD317, and the plan's step for CD305
+    reinstalled a wheel that was whole."""
+    view = report.process
+    if view is None or not view.preloaded_cudnn_parts:
+        return findings
+    out = list(findings)
+    for entry, folder, _ in view.preloaded_cudnn_parts:
+        root = next((f for f in out if f.code == "CD317" and f.subject == entry and f.severity == "error"), None)
+        if root is None:
+            continue
+        stem = os.path.basename(entry).split(".so")[0] + ".so"
+        named = tuple(dict.fromkeys((os.path.join(folder, stem), os.path.join(os.path.dirname(entry), stem), entry)))
+        release = str(root.values.get("version") or "")
+        for i, f in enumerate(out):
+            if f is root or f.code not in PRELOAD_CODES or f.values.get(FOLLOWS):
+                continue
+            said = " ".join(str(x) for x in (f.subject, f.detail, *f.values.values()))
+            brought = f.code in ("CD321", "CD408") and release and _names_release(str(f.values.get("found", "")),
+                                                                                  release)
+            if any(name in said for name in named) or brought:
+                out[i] = _following(f, entry, "CD317", "LD_PRELOAD's")
+    return out
+
+
+def _names_release(text: str, release: str) -> bool:
+    """Whether TEXT names the cuDNN release RELEASE (its first three numbers) as a word of its own."""
+    wanted = ".".join(release.split(".")[:3])
+    return re.search(r"(?<![\d.])" + re.escape(wanted) + r"(?![\d])", text) is not None

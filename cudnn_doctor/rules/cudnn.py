@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 from cudnn_doctor.codes import finding
 from cudnn_doctor.cudnn_files import library_file
@@ -190,8 +191,14 @@ def _refused_by_name(report: Report, install: CudnnInstall) -> bool:
 def load_failures(report: Report) -> list[Finding]:
     findings = []
     for install in report.cudnn:
-        if install.file_error and _judged_as_loaded(report, install) == "unused":
+        unused = _judged_as_loaded(report, install) == "unused"
+        if install.file_error and unused:
             findings.append(_unused_copy(install, f"it is not a loadable library ({install.file_error})"))
+        elif unused and (install.crashed or install.timed_out or install.changed_process or install.load_error):
+            # the doctor's own child loaded it by its full path; no program here does: nothing fails for it now
+            how = install.load_error or ("loading it timed out" if install.timed_out else "loading it crashed"
+                                         if install.crashed else "; ".join(install.changed_process))
+            findings.append(_unused_copy(install, f"it does not load as it is ({how})"))
         elif install.file_error:
             findings.append(finding("CD308", subject=install.library, library=install.library, arch=report.host.arch,
                                     error=install.file_error, version_hint=f"{install.major or 9}"))
@@ -227,12 +234,20 @@ def newer_than_driver(report: Report) -> list[Finding]:
     driver_cuda = major_minor(report.driver.cuda_driver_version)
     if driver_cuda is None:
         return []
-    return [
-        finding("CD312", subject=i.library, library=i.library, version=i.version, cudnn_cuda=i.cuda_version,
-                driver_cuda=report.driver.cuda_driver_version, driver_major=driver_cuda[0])
-        for i in report.cudnn
-        if major_minor(i.cuda_version) and major_minor(i.cuda_version)[0] > driver_cuda[0]  # type: ignore[index]
-    ]
+    findings = []
+    for install in report.cudnn:
+        built = major_minor(install.cuda_version)
+        if built is None or built[0] <= driver_cuda[0]:
+            continue
+        made = finding("CD312", subject=install.library, library=install.library, version=install.version,
+                       cudnn_cuda=install.cuda_version, driver_cuda=report.driver.cuda_driver_version,
+                       driver_major=driver_cuda[0])
+        if _judged_as_loaded(report, install) == "unused":  # true of the copy, and no program here loads it
+            made = replace(made, severity="warning", evidence="read", proof=(
+                "no framework and no program started here loads this copy (the loader skips it or finds another "
+                "first), so nothing fails because of it now"))
+        findings.append(made)
+    return findings
 
 
 def gpu_not_supported(report: Report) -> list[Finding]:

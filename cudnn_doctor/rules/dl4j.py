@@ -251,7 +251,9 @@ def cudnn_of_backend(report: Report) -> list[Finding]:
             suggestion = (", ".join(matching) if matching else
                           f"DL4J {version} has {', '.join(releases)}; none is for the CUDA installed here ({installed})"
                           if releases else "see `cudnn-doctor compat --list dl4j`")
-            findings.append(finding("CD405", subject=framework.location, refs=refs, artifact=artifact,
+            # a Java project's backend: which CUDA and cuDNN its JavaCPP presets load is the doctor's model of the
+            # loader (no child runs the JVM), read evidence: a warning (round twenty-one's audit)
+            findings.append(finding("CD405", subject=framework.location, refs=refs, artifact=artifact, evidence="read",
                                     framework_version=version, cuda=cuda,
                                     cudnn_part=f" and cuDNN {cudnn}" if cudnn else "",
                                     found=f"this machine has {have}", suggestion=suggestion))
@@ -296,7 +298,7 @@ def cudnn_of_backend(report: Report) -> list[Finding]:
         used = next((i for i in report.cudnn if framework.cudnn_used in (i.library, i.real_library)), None)
         if used is not None and used.version and not matches_prefix(used.version, str(cudnn)):
             findings.append(finding(
-                "CD408", subject=framework.location, refs=refs, framework=NAME,
+                "CD408", subject=framework.location, refs=refs, framework=NAME, evidence="read",
                 framework_version=f"{version} ({artifact})", expected=cudnn,
                 found=f"{used.version} at {used.library}", fix=fix))
     return findings

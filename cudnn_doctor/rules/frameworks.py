@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from cudnn_doctor.codes import finding
-from cudnn_doctor.model import CudnnInstall, Finding, Framework, Report
+from cudnn_doctor.model import CudnnInstall, Finding, Framework, ObservedLoad, Report
 from cudnn_doctor.rules.driver import driver_os
 from cudnn_doctor.versions import ascii_digits, major_minor
 
@@ -112,12 +112,16 @@ def cudnn_of_each_framework(report: Report) -> list[Finding]:
                                     found="no cuDNN that it loads was found (its pip wheel is missing and none is on "
                                           "the loader's path)"))
             continue
-        verdict = _judge_used_cudnn(framework, used)
+        load = _seen_load(report, framework)
+        # the release the mapped copy answered in that child is the one the framework's own check meets
+        answered = replace(used, version=load.version) if load is not None and load.version else used
+        verdict = _judge_used_cudnn(framework, answered)
         if verdict is not None and verdict.verdict == knowledge.INCOMPATIBLE:
             findings.append(finding(
                 "CD408", subject=used.library, refs=(verdict.source,), framework=_name(framework),
+                evidence="rule" if load is not None else "read", proof=_mapping(framework, load),
                 framework_version=framework.version, expected=framework.cudnn_expected or verdict.why,
-                found=f"{used.version} at {used.library}: {verdict.why}",
+                found=f"{answered.version} at {used.library}: {verdict.why}",
                 name=knowledge.canonical_name(framework.name) or framework.name, used_path=used.path))
         system = next((i for i in report.cudnn if "ld.so" in i.loaded_by and i.major == used.major), None)
         if system is not None and system.library != used.library:
@@ -125,6 +129,25 @@ def cudnn_of_each_framework(report: Report) -> list[Finding]:
                                     framework_version=framework.version, used_version=used.version,
                                     used_path=used.path, system_version=system.version, system_path=system.path))
     return findings
+
+
+def _seen_load(report: Report, framework: Framework) -> ObservedLoad | None:
+    """The load that shows FRAMEWORK maps the copy its cuDNN findings name: a child with this environment that ran
+    its own loading code mapped it (probes/collect.seen_frameworks made that copy its cudnn_used). None where the
+    copy is the doctor's model of the loader (the files' search order, a framework no child runs): a rule about a
+    copy only read to be the one it loads stands on read evidence (issue 45, round twenty-one's audit)."""
+    view = report.process
+    return next((load for load in view.loads if load.user == framework.name and load.front), None) \
+        if view is not None else None
+
+
+def _mapping(framework: Framework, load: ObservedLoad | None) -> str | None:
+    if load is None:
+        return None
+    how = f" ({load.recipe})" if load.recipe else ""
+    answered = f", which answered cuDNN {load.version}" if load.version else ""
+    return f"a child started with this environment ran {_name(framework)}'s own loading code{how} and mapped " \
+           f"{load.front}{answered}"
 
 
 def _expected_from_requirement(framework: Framework) -> str | None:
@@ -265,7 +288,9 @@ def cuda_of_each_framework(report: Report) -> list[Finding]:
         if any(v.verdict != knowledge.INCOMPATIBLE for v in reasons):
             continue
         found = ", ".join(f"CUDA {t.version} ({t.path})" for t in cudas)
+        # which CUDA runtime it loads is the doctor's model (the toolkits found on disk, no child runs it): read
         findings.append(finding("CD410", subject=framework.location or framework.name, refs=(reasons[0].source,),
+                                evidence="read",
                                 what=f"{_name(framework)} {framework.version}", built=f"CUDA {framework.cuda_built_for}",
                                 found=found, framework=_name(framework), framework_version=framework.version,
                                 cuda=framework.cuda_built_for, why=reasons[0].why))

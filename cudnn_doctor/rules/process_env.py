@@ -2512,11 +2512,18 @@ def with_evidence(report: Report, findings: list[Finding],
         codes = set((named or {}).get(framework.name, ()))
         codes |= {related for code in list(codes) for related in RELATED.get(code, ())}
         text = _failure_text(deep)
+        own = set((named or {}).get(framework.name, ()))  # the codes its words name themselves, not their kin
         explaining = [i for i, f in enumerate(out) if (f.code in codes and _of(f, framework.name, name)) or
                       _named_by(f, text) or (
             f.severity == "error" and (_about(f, framework.name, name) or (
                 f.code in AFFECTS_EVERY_PROGRAM and not f.values.get("framework")))) or (
             f.values.get("predicts") == framework.name)]  # read from this framework's own code: it said it would fail
+        explaining, behind = _first_met(out, explaining, own, text, framework.name)
+        for index in behind:  # read of the files, while its words name another cause: not what it met first
+            first = out[explaining[0]] if explaining else None
+            out[index] = replace(out[index], proof=(f"{out[index].proof}; " if out[index].proof else "") + (
+                f"behind what {name} met first under --deep ({first.code if first else 'its own words'}: "
+                f"{first.title if first else deep['error'][:200]}); read from files, not seen failing"))
         for index in explaining:
             if out[index].values.get("own_work_only"):  # what failed is --deep's own work, which the cache never tuned
                 out[index] = replace(out[index], evidence="seen", refs=out[index].refs + (said,), proof=(
@@ -2542,6 +2549,34 @@ def with_evidence(report: Report, findings: list[Finding],
             out.append(finding("CD415", subject=framework.name, framework=name, error=deep["error"][:600],
                                proof=said, explained_as=", ".join(sorted(codes)) or "nothing the doctor knows"))
     return _own_work_cure(report, out)
+
+
+def _first_met(out: list[Finding], explaining: list[int], own: set[str], text: str,
+               framework: str) -> tuple[list[int], list[int]]:
+    """Of the findings (indices into OUT) that EXPLAINING says a failing framework's words explain, the ones its
+    words show it met first, and those behind them (issue 45, round twenty-one: the first refusal is the error).
+    A finding that follows from a loader's refusal (rules/chains.py) is explained through that refusal: the refusal
+    is what the program met first, the finding stays its follower. Where the words name a finding themselves (its
+    code as they read, its file or its variable) or a finding was seen refusing on its own, a finding only read
+    from files and tied to the failure by kinship or by whom it is about is behind it, not an error of its own."""
+    from cudnn_doctor.rules.chains import FOLLOWS, files_of
+
+    chosen: list[int] = []
+    for index in explaining:
+        root = str(out[index].values.get(FOLLOWS) or "")
+        if not root:
+            chosen.append(index)
+            continue
+        code, _, file = root.partition(" ")
+        at = next((i for i, f in enumerate(out) if f.code == code and file in files_of(f)), index)
+        if at not in chosen:  # its root, or itself where the root is not among the findings
+            chosen.append(at)
+    direct = [i for i in chosen if (out[i].code in own and _of(out[i], framework, _display(framework)))
+              or _named_by(out[i], text) or out[i].evidence == "seen"]
+    if not direct:
+        return chosen, []
+    behind = [i for i in chosen if i not in direct and out[i].evidence == "read"]
+    return [i for i in chosen if i not in behind], behind
 
 
 def _own_work_cure(report: Report, out: list[Finding]) -> list[Finding]:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from dataclasses import replace
+
 from cudnn_doctor.codes import finding
 from cudnn_doctor.model import Finding, Report
 
@@ -15,8 +18,28 @@ def unreadable_version(report: Report) -> list[Finding]:
 
 
 def broken_runtime(report: Report) -> list[Finding]:
-    return [finding("CD203", subject=t.cudart, library=t.cudart, error=t.cudart_error, path=t.path)
-            for t in report.toolkits if t.cudart_error]
+    """CD203: a toolkit's libcudart that a child could not load. An error where programs here get it: a package's
+    runtime (pip, conda: the frameworks of that environment load it) or one in a folder the loader searches (a
+    program asking for it by name); else a warning: nvcc links the runtime statically unless told otherwise, and no
+    program here finds this file by name (round twenty-one's audit: the file's refusal is seen, a program's is not)."""
+    searched = {os.path.normpath(folder) for folder in (*report.loader_path, *report.loader_path_real)}
+    findings = []
+    for toolkit in report.toolkits:
+        if not toolkit.cudart_error:
+            continue
+        made = finding("CD203", subject=toolkit.cudart, library=toolkit.cudart, error=toolkit.cudart_error,
+                       path=toolkit.path)
+        folder = os.path.normpath(os.path.dirname(toolkit.cudart or ""))
+        if report.process is not None and toolkit.source not in PACKAGED and folder not in searched:
+            made = replace(made, severity="warning", evidence="read", proof=(
+                f"a child could not load {toolkit.cudart}, but no program started here finds it: {folder} is on no "
+                "path the loader searches (LD_LIBRARY_PATH, its cache, the system folders), and nvcc links the CUDA "
+                "runtime statically unless told otherwise (--cudart, default static)"))
+        findings.append(made)
+    return findings
+
+
+PACKAGED = ("pip", "conda")  # a package's runtime, which the frameworks of its environment load by their own paths
 
 
 def dangling_variables(report: Report) -> list[Finding]:
