@@ -29,6 +29,7 @@ from pathlib import Path
 
 from cudnn_doctor.child import run_child
 from cudnn_doctor.errors import DoctorError
+from cudnn_doctor.fleet import srun_options
 from cudnn_doctor.fleet.merge import FleetResult, NodeReport, merge, read_node
 from cudnn_doctor.user_files import UnreadableFile, open_user_file, read_user_head
 from cudnn_doctor.versions import ascii_digits
@@ -100,7 +101,7 @@ def _working_folder(options: tuple[str, ...]) -> list[str]:
     (srun(1) --chdir: "The default is to chdir to the current working directory of the srun process"), and the child
     runner starts srun from "/", so each node's check ran in "/", not where the user's job runs (its working
     folder's modules, a relative path in its variables)."""
-    if any(option in ("-D", "--chdir") or option.startswith(("-D", "--chdir=")) for option in options):
+    if "chdir" in srun_options.given(options):
         return []
     try:
         return [f"--chdir={os.getcwd()}"]
@@ -116,8 +117,8 @@ def job_name(folder: Path) -> str:
 def _own_job(options: tuple[str, ...]) -> bool:
     """Whether srun makes a job of its own (not a step in the user's allocation, --jobid) with no name the user
     chose: then it is named, and cancelled by that name when srun was stopped."""
-    return not any(option.split("=", 1)[0] in ("--jobid", "--job-name", "-J") or option.startswith("-J")
-                   for option in options)
+    named = srun_options.given(options)
+    return "jobid" not in named and "job-name" not in named
 
 
 NODE_NAME_TAG = "cudnn-doctor-node: "
