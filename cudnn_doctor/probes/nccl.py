@@ -125,8 +125,8 @@ def read_multi_gpu(nvml_values: dict[str, Any], gpus: list[Gpu], nccl: NcclProbe
         return None
     links, pairs = read_links(nvml_values, gpus, ctx)
     multi = MultiGpu(gpus=links, pairs=pairs, nccl_settings=dict(sorted(settings.items())))
-    multi.interfaces = _listing(ctx.system("/sys/class/net"))
-    multi.infiniband = _listing(ctx.system("/sys/class/infiniband"))
+    multi.interfaces = _interfaces(ctx.system("/sys/class/net"), settings.get("NCCL_SOCKET_IFNAME"), "NCCL_SOCKET_IFNAME")
+    multi.infiniband = _interfaces(ctx.system("/sys/class/infiniband"), settings.get("NCCL_IB_HCA"), "NCCL_IB_HCA")
     multi.infiniband_ports = {name: ports for name in multi.infiniband
                               if (ports := _ports(ctx.system(f"/sys/class/infiniband/{name}/ports")))}
     multi.shm_mib, multi.shm_free_mib, multi.shm_refused = read_shm(ctx)
@@ -138,11 +138,46 @@ def read_multi_gpu(nvml_values: dict[str, Any], gpus: list[Gpu], nccl: NcclProbe
     return multi
 
 
-def _listing(folder: str) -> tuple[str, ...]:
+LISTED = 256  # the names of a folder a report lists
+READ_NAMES = 1 << 16  # the names of /sys/class/net or /sys/class/infiniband read at most (a node has tens)
+KEPT_BEYOND = 16  # names past the listed ones that the user's NCCL list keeps, kept to judge it
+
+
+def _names(folder: str) -> list[str]:
+    """The names of FOLDER (not those starting with a dot), the first READ_NAMES the kernel gives, sorted."""
+    names: list[str] = []
     try:
-        return tuple(sorted(name for name in os.listdir(folder) if not name.startswith(".")))[:256]
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if not entry.name.startswith("."):
+                    names.append(entry.name)
+                    if len(names) >= READ_NAMES:
+                        break
     except OSError:
-        return ()
+        return []
+    return sorted(names)
+
+
+def _listing(folder: str) -> tuple[str, ...]:
+    return tuple(_names(folder)[:LISTED])
+
+
+def _interfaces(folder: str, value: str | None, variable: str) -> tuple[str, ...]:
+    """The first LISTED names of FOLDER, and past them the first KEPT_BEYOND that VALUE (the user's VARIABLE, as
+    NCCL reads its list: knowledge/environment.interface_list) keeps: on a node of thousands of interfaces the one
+    the user named is there, and rules/multi_gpu.py judges the list by what NCCL keeps, never by the first few."""
+    names = _names(folder)
+    listed = names[:LISTED]
+    if value is None or len(names) <= LISTED:
+        return tuple(listed)
+    from cudnn_doctor.knowledge.environment import interface_list
+
+    row = next((r for r in load("multi_gpu").get("nccl_setting", []) if r.get("variable") == variable), None)
+    if row is None:
+        return tuple(listed)
+    read = interface_list(row, value)
+    beyond = [name for name in names[LISTED:] if read.keeps(name)][:KEPT_BEYOND]
+    return tuple(listed + beyond)
 
 
 def _ports(folder: str) -> tuple[int, ...]:

@@ -25,7 +25,12 @@ def xml_text(text: str) -> str:
 
 
 def _describe(findings: list[Finding]) -> str:
-    return xml_text("\n\n".join(f"{f.code} {f.title} ({f.severity})\n{f.detail}\nFix: {f.fix}" for f in findings))
+    """Each finding as its lines: its code and title, its detail, its fix. A title and a detail are one line each
+    (no code's text has a newline), so a newline in them came with a value of the machine or the user (an interface
+    named across two lines) and is written as an escape: it never starts a line of its own, which a CI log would take
+    for a command of its own (`::error::`)."""
+    return xml_text("\n\n".join(f"{f.code} {printable(f.title)} ({f.severity})\n{printable(f.detail)}\nFix: {f.fix}"
+                                  for f in findings))
 
 
 def junit_tree(report: Report, strict: bool = False) -> ET.Element:
