@@ -28,9 +28,9 @@ def _describe(findings: list[Finding]) -> str:
     """Each finding as its lines: its code and title, its detail, its fix. A title and a detail are one line each
     (no code's text has a newline), so a newline in them came with a value of the machine or the user (an interface
     named across two lines) and is written as an escape: it never starts a line of its own, which a CI log would take
-    for a command of its own (`::error::`)."""
-    return xml_text("\n\n".join(f"{f.code} {printable(f.title)} ({f.severity})\n{printable(f.detail)}\nFix: {f.fix}"
-                                  for f in findings))
+    for a command of its own (`::error::`). A tab is kept."""
+    return xml_text("\n\n".join(f"{f.code} {printable(f.title, keep=chr(9))} ({f.severity})\n"
+                                  f"{printable(f.detail, keep=chr(9))}\nFix: {f.fix}" for f in findings))
 
 
 def junit_tree(report: Report, strict: bool = False) -> ET.Element:
