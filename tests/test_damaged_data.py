@@ -45,24 +45,28 @@ def test_a_seeded_sample_of_the_family(family: Family, index: int) -> None:
     assert family.run_case(case, SEED) == [], case.name
 
 
-def test_a_file_only_root_may_read_is_named_to_a_user(family: Family, nobody, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    compat = family.compat["installed"]
-    target = compat / "errors.toml"
-    pristine = target.read_bytes()
-    work = family.work
-    for folder in (work, *work.parents):  # nobody must reach the package copy and its pretend machine
-        if str(folder) in ("/", "/tmp"):
-            break
-        folder.chmod(folder.stat().st_mode | 0o755)
-    cache = tmp_path / "cache"
-    cache.mkdir(mode=0o777)
-    cache.chmod(0o777)
+def test_a_file_only_root_may_read_is_named_to_a_user(family: Family, nobody) -> None:  # type: ignore[no-untyped-def]
+    """As user nobody, the installed package's messages table readable by root only. The package and its pretend
+    machine are copied into a folder of /tmp of the test's own: under pytest's /tmp/pytest-of-root, which every
+    pytest starting (another worker, another session) sets back to 0700, nobody lost the folder in the middle of
+    its imports ('No module named cudnn_doctor.knowledge')."""
+    import shutil
+    import tempfile
+
+    own = Path(tempfile.mkdtemp(prefix="cudnn-doctor-nobody-", dir="/tmp"))
     try:
+        own.chmod(0o755)
+        for part in ("installed", "home", "root", "driver", "cudnn"):
+            if (family.work / part).exists():
+                shutil.copytree(family.work / part, own / part, symlinks=True)
+        target = own / "installed" / family.compat["installed"].relative_to(family.work / "installed") / "errors.toml"
+        cache = own / "cache"
+        cache.mkdir()
+        cache.chmod(0o777)
         damage_file(target, "mode_000", random.Random(SEED))
-        outcome = run(work / "installed", work, "explain", cache, as_user=nobody)
+        outcome = run(own / "installed", own, "explain", cache, as_user=nobody)
     finally:
-        target.unlink()
-        target.write_bytes(pristine)
+        shutil.rmtree(own, ignore_errors=True)
     assert outcome.exit_code == 2 and str(target) in outcome.stderr, outcome.stderr
     assert "Permission denied" in outcome.stderr and "reinstall" in outcome.stderr
 
