@@ -66,16 +66,21 @@ class Machine:
         current = self.env.get("LD_LIBRARY_PATH")
         self.env["LD_LIBRARY_PATH"] = f"{folder}:{current}" if current else str(folder)
 
-    def run(self, *args: str, timeout: float = 60) -> Result:
+    def run(self, *args: str, timeout: float = 60, input: str | bytes | None = None) -> Result:
+        """The CLI with ARGS; INPUT: its standard input, a pipe holding those bytes (else it is empty)."""
         if self.in_process:
-            result = run_in_process(list(args), self.env, self.cwd, timeout)
+            result = run_in_process(list(args), self.env, self.cwd, timeout, input=input)
             assert_no_placeholder(args, result.stdout)
             return result
+        stdin: dict[str, object] = {"stdin": subprocess.DEVNULL} if input is None else {"input": input}
         process = subprocess.run(
             [sys.executable, "-m", "cudnn_doctor", *args],
-            capture_output=True, text=True, env=self.env, cwd=self.cwd, timeout=timeout,
-            stdin=subprocess.DEVNULL,
+            capture_output=True, text=not isinstance(input, bytes), env=self.env, cwd=self.cwd, timeout=timeout,
+            **stdin,  # type: ignore[call-overload]
         )
+        if isinstance(input, bytes):
+            process.stdout, process.stderr = (stream.decode("utf-8", "surrogateescape")
+                                              for stream in (process.stdout, process.stderr))
         result = Result(process.returncode, process.stdout, process.stderr)
         assert_no_placeholder(args, result.stdout)
         return result
@@ -108,14 +113,16 @@ class InProcessTimeout(BaseException):
     Exception: the doctor's guard, which turns an Exception into exit 3, lets it through to the test."""
 
 
-def run_in_process(args: list[str], env: dict[str, str], cwd: Path, timeout: float | None = None) -> Result:
+def run_in_process(args: list[str], env: dict[str, str], cwd: Path, timeout: float | None = None,
+                   input: bytes | str | None = None) -> Result:
     """The CLI called in this process as another Python program would call it (cudnn_doctor.cli.main), with
     ENV as its whole environment, CWD as its folder, standard input empty and standard output and error
     read from their descriptors: what a user's shell would show. For the behaviour that does not need a
     process of its own (signals, closed or full streams, limits, a terminal do): it saves a Python start
     and the doctor's imports per run. Everything the call changes in this process is put back. TIMEOUT: as
     subprocess.run's, a run past it fails the test (InProcessTimeout from a SIGALRM timer) instead of hanging
-    the suite."""
+    the suite. INPUT: as subprocess.run's, standard input is then a pipe that a thread writes INPUT into and
+    closes (what `subprocess.run(..., input=...)` gives a process: a pipe, not a file the reader could seek)."""
     import resource
     import signal
     import tempfile
@@ -133,9 +140,26 @@ def run_in_process(args: list[str], env: dict[str, str], cwd: Path, timeout: flo
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         for stream in saved_streams[1:]:
             stream.flush()
-        empty = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(empty, 0)
-        os.close(empty)
+        writer = None
+        if input is None:
+            empty = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(empty, 0)
+            os.close(empty)
+        else:
+            data = input.encode("utf-8", "surrogateescape") if isinstance(input, str) else input
+            read_end, write_end = os.pipe()
+            os.dup2(read_end, 0)
+            os.close(read_end)
+
+            def write_input() -> None:
+                try:
+                    with open(write_end, "wb", closefd=True) as pipe:
+                        pipe.write(data)
+                except BrokenPipeError:
+                    pass  # the reader stopped before the end (a bounded read), as a process's stdin would be closed
+
+            writer = threading.Thread(target=write_input, daemon=True)
+            writer.start()
         os.dup2(out.fileno(), 1)
         os.dup2(err.fileno(), 2)
         sys.stdin = open(0, encoding="utf-8", errors="surrogateescape", closefd=False)  # noqa: SIM115
@@ -175,6 +199,8 @@ def run_in_process(args: list[str], env: dict[str, str], cwd: Path, timeout: flo
             for fd, saved in zip((0, 1, 2), saved_fds, strict=True):
                 os.dup2(saved, fd)
                 os.close(saved)
+            if writer is not None:
+                writer.join()  # the pipe's read end is closed now: a writer still writing ends (BrokenPipeError)
             os.chdir(saved_cwd)
             sys.argv = saved_argv
             os.environ.clear()

@@ -301,10 +301,17 @@ class Family:
         self.compat = {layout: make_layout(work / layout, layout) for layout in ("installed", "source")}
         self.baselines: dict[tuple[str, str], Outcome] = {}
         self.count = 0
-        node = run(work / "installed", work, "check-json", work / "cache-node")
-        (work / "node.json").write_text(node.stdout)
+
+    def node_report(self) -> None:
+        """WORK/node.json, the report `fleet merge` reads: one `check --json` of the undamaged package, run the first
+        time a case of that command needs it (the suite's sample may hold none: a doctor's start saved)."""
+        if not (self.work / "node.json").exists():
+            node = run(self.work / "installed", self.work, "check-json", self.work / "cache-node")
+            (self.work / "node.json").write_text(node.stdout)
 
     def baseline(self, layout: str, command: str) -> Outcome:
+        if command == "fleet-merge":
+            self.node_report()
         key = (layout, command)
         if key not in self.baselines:
             self.baselines[key] = run(self.work / layout, self.work, command, self.work / f"cache-base-{layout}")

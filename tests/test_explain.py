@@ -58,9 +58,8 @@ def test_standard_input_and_log_files(machine: Machine, tmp_path: Path) -> None:
                    "RuntimeError: CUDA error: no kernel image is available for execution on the device\n")
     from_file = machine.run("explain", "--from-file", str(log), "--offline-only", "--json")
     assert from_file.exit_code == 0 and from_file.json["machine"] is None
-    process = subprocess.run([sys.executable, "-m", "cudnn_doctor", "explain", "-", "--offline-only", "--json"],
-                             input=log.read_text(), capture_output=True, text=True, env=machine.env)
-    assert process.returncode == 0
+    process = machine.run("explain", "-", "--offline-only", "--json", input=log.read_text())
+    assert process.exit_code == 0
     assert json.loads(process.stdout)["matches"] == from_file.json["matches"]
 
 
@@ -117,9 +116,8 @@ def test_bad_input(machine: Machine, tmp_path: Path) -> None:
 
 def test_no_message_or_empty_stdin_is_a_usage_error(machine: Machine) -> None:
     for given in ("", "  \n\t \n"):
-        process = subprocess.run([sys.executable, "-m", "cudnn_doctor", "explain", "-", "--offline-only"],
-                                 input=given, capture_output=True, text=True, env=machine.env, timeout=60)
-        assert process.returncode == 2 and process.stderr.startswith("cudnn-doctor: error: nothing to explain")
+        process = machine.run("explain", "-", "--offline-only", input=given)
+        assert process.exit_code == 2 and process.stderr.startswith("cudnn-doctor: error: nothing to explain")
 
 
 def test_normalising_captured_versions() -> None:

@@ -6,8 +6,6 @@ none of these threads is in benchmarks/explain_eval/."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -189,10 +187,9 @@ def test_a_short_log_says_nothing_was_skipped(machine: Machine) -> None:
 def test_standard_input_keeps_its_head_too(machine: Machine, tmp_path: Path) -> None:
     log = tmp_path / "train.log"
     _long_log(log)
-    process = subprocess.run([sys.executable, "-m", "cudnn_doctor", "explain", "-", "--offline-only", "--json"],
-                             input=log.read_bytes(), capture_output=True, env=machine.env, timeout=60)
-    assert process.returncode == 0, process.stderr
-    assert b'"CD301"' in process.stdout and b'"skipped": {' in process.stdout
+    process = machine.run("explain", "-", "--offline-only", "--json", input=log.read_bytes())
+    assert process.exit_code == 0, process.stderr
+    assert '"CD301"' in process.stdout and '"skipped": {' in process.stdout
 
 
 def test_a_long_fifo_is_read_head_and_tail(tmp_path: Path) -> None:

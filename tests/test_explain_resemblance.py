@@ -17,6 +17,7 @@ from pathlib import Path
 
 from cudnn_doctor.commands.explain import explain_text, resemblance_answer
 from cudnn_doctor.explain.resemblance import CHOSEN, WINDOW, Index, decide, shipped_index, words
+from tests.conftest import run_in_process
 from tests.test_explain_filled import holes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,9 +30,10 @@ This behaviour is the source of the following dependency conflicts.
 
 
 def explain(*args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "cudnn_doctor", "explain", "--offline-only", *args],
-                          capture_output=True, text=True, env=env, timeout=60)
+    """`cudnn-doctor explain --offline-only ARGS`, called in this process (the answer is the point, not a start)."""
+    argv = ["explain", "--offline-only", *args]
+    done = run_in_process(argv, dict(os.environ, PYTHONPATH=str(ROOT)), ROOT, timeout=60)
+    return subprocess.CompletedProcess(argv, done.exit_code, done.stdout, done.stderr)
 
 
 def test_a_message_no_rule_reads_is_answered_by_the_reports_it_resembles() -> None:

@@ -6,12 +6,10 @@ H100 and the real jax 0.4.38 on the CPU)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import Machine
 
 CASES = [
     ("Traceback (most recent call last):\n  File \"/usr/lib/python3/dist-packages/torch/__init__.py\", line 2791, in "
@@ -37,17 +35,16 @@ CASES = [
 
 
 @pytest.mark.parametrize(("message", "code", "named"), CASES, ids=[c[1] + "-" + c[2] for c in CASES])
-def test_a_frameworks_words_refusing_a_setting_name_it_and_its_line(message: str, code: str, named: str) -> None:
-    done = subprocess.run([sys.executable, "-m", "cudnn_doctor", "explain", "-", "--json", "--offline-only"],
-                          input=message, capture_output=True, text=True, timeout=60, cwd=ROOT)
+def test_a_frameworks_words_refusing_a_setting_name_it_and_its_line(machine: Machine, message: str, code: str,
+                                                                   named: str) -> None:
+    done = machine.run("explain", "-", "--json", "--offline-only", input=message)
     answer = json.loads(done.stdout)
     [first, *_] = answer["matches"]
     assert first["code"] == code, answer["matches"]
     assert named in json.dumps(first), first
 
 
-def test_the_same_words_without_the_setting_are_not_claimed() -> None:
-    done = subprocess.run([sys.executable, "-m", "cudnn_doctor", "explain", "-", "--json", "--offline-only"],
-                          input="warning: implicit rank promotion disallowed by style guide (flake8-numpy)",
-                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+def test_the_same_words_without_the_setting_are_not_claimed(machine: Machine) -> None:
+    done = machine.run("explain", "-", "--json", "--offline-only",
+                       input="warning: implicit rank promotion disallowed by style guide (flake8-numpy)")
     assert not json.loads(done.stdout)["matches"], done.stdout

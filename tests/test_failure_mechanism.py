@@ -232,19 +232,17 @@ def test_asan_preloaded_takes_cudnns_runpath_away_seen_with_the_real_wheel(machi
     assert not {"CD304", "CD305", "CD308"} & codes(after), after["findings"]
 
 
-def test_explain_reads_the_same_frames_from_a_pasted_traceback() -> None:
+def test_explain_reads_the_same_frames_from_a_pasted_traceback(machine: Machine) -> None:
     """One knowledge, two doors: the traceback pasted to `cudnn-doctor explain` names the plugin class by its frames,
     where the words alone (a TypeError of importlib.metadata) name nothing of the GPU stack."""
     import json
-    import sys
 
     text = ('Traceback (most recent call last):\n  File "/v/lib/python3.12/site-packages/torch/__init__.py", line 2962, '
             'in <module>\n    _import_device_backends()\n  File "/v/lib/python3.12/site-packages/torch/__init__.py", '
             'line 2945, in _import_device_backends\n    backend_extensions = entry_points(group=group_name)\n  File '
             '"/usr/lib/python3.12/importlib/metadata/__init__.py", line 220, in _from_text\nTypeError: Pair.__new__() '
             "missing 1 required positional argument: 'value'\n")
-    done = subprocess.run([sys.executable, "-m", "cudnn_doctor", "explain", "-", "--json", "--offline-only"],
-                          input=text, capture_output=True, text=True, timeout=60, cwd=ROOT)
+    done = machine.run("explain", "-", "--json", "--offline-only", input=text)
     [first, *_] = json.loads(done.stdout)["matches"]
     assert first["code"] == "CD421" and "_import_device_backends" in json.dumps(first), first
 

@@ -76,9 +76,8 @@ def test_explain_on_a_tensorflow_log_names_the_fault_first(machine: Machine) -> 
     from tests.conftest import ROOT
 
     log = (ROOT / "tests" / "fixtures" / "tensorflow-start-up.log").read_text()
-    process = subprocess.run([sys.executable, "-m", "cudnn_doctor", "explain", "--offline-only", "-"], input=log,
-                             capture_output=True, text=True, env=machine.env, cwd=machine.cwd, timeout=60)
-    assert process.returncode == 0, process.stderr
+    process = machine.run("explain", "--offline-only", "-", input=log)
+    assert process.exit_code == 0, process.stderr
     lines = process.stdout.splitlines()
     assert lines[0].startswith("tensorflow: CD321"), lines[:3]  # the cuDNN loaded is older than the one it was built with
     assert any(line.startswith("A harmless line") for line in lines[1:])

@@ -275,17 +275,15 @@ def test_pgle_options_are_judged_by_the_installed_jaxs_definition(machine: Machi
 
 # --- explain: the same knowledge, read from JAX's own words -------------------------------------------------------
 
-def test_explain_names_the_gpu_client_variable_and_the_plugins_cuda_major() -> None:
+def test_explain_names_the_gpu_client_variable_and_the_plugins_cuda_major(machine: Machine) -> None:
     """JAX's words when jaxlib refuses a GPU-client variable in the CUDA plugin's start (as the real jax 0.4.38
     prints them above): the variable's entry (CD411), not only the plugin's failure; xla_cuda13 names CUDA 13."""
     words = ("ERROR:2026-12-06 jax._src.xla_bridge:497: Jax plugin configuration error: Exception when calling "
              "jax_plugins.xla_cuda13.initialize()\nTraceback (most recent call last):\n  File \"jaxlib/xla_client.py\", "
              "line 254, in generate_pjrt_gpu_plugin_options\nValueError: invalid literal for int() with base 10: "
              "'1GB'\n")
-    said = subprocess.run([sys.executable, "-m", "cudnn_doctor", "explain"], input=words, capture_output=True,
-                          text=True, timeout=120)
-    assert said.returncode in (0, 1), said.stderr[-600:]
+    said = machine.run("explain", input=words, timeout=120)
+    assert said.exit_code in (0, 1), said.stderr[-600:]
     assert "CD411 (jax-gpu-client-variable-refused)" in said.stdout, said.stdout
-    plugin = subprocess.run([sys.executable, "-m", "cudnn_doctor", "explain"], input=words.split("\n")[0] + "\n",
-                            capture_output=True, text=True, timeout=120)
+    plugin = machine.run("explain", input=words.split("\n")[0] + "\n", timeout=120)
     assert "CD409" in plugin.stdout and "CUDA 13" in plugin.stdout and "CUDA 1.3" not in plugin.stdout, plugin.stdout
