@@ -6,6 +6,7 @@ and answers, probes/context.py's search context, library_jobs' Job) use it as mo
 from __future__ import annotations
 
 import dataclasses
+import sys
 from dataclasses import MISSING, fields
 from typing import TYPE_CHECKING
 
@@ -28,6 +29,7 @@ else:
             for name in ("__setattr__", "__delattr__") if frozen else ():
                 if name in cls.__dict__:  # as dataclass(frozen=True) refuses it
                     raise TypeError(f"Cannot overwrite attribute {name} in class {cls.__name__}")
+            _inherits_as_dataclass_does(cls, frozen)
             cls = dataclasses.dataclass(cls, init=False, repr=False, eq=False)
             if frozen:  # dataclass(frozen=True)'s own __setattr__ and __delattr__ are two more methods compiled a class
                 cls.__dataclass_params__.frozen = True
@@ -44,6 +46,14 @@ else:
             return cls
 
         return made if cls is None else made(cls)
+
+    def _inherits_as_dataclass_does(cls, frozen):
+        """dataclass(frozen=True)'s refusal of a frozen class made from plain dataclasses (made here with frozen=False,
+        so dataclass's own check passes it): 'none of the bases frozen' before Python 3.12, 'not all of them' since."""
+        bases = [getattr(base, "__dataclass_params__", None) for base in cls.__mro__[-1:0:-1]
+                 if getattr(base, "__dataclass_fields__", None) is not None]
+        if frozen and bases and not (all if sys.version_info >= (3, 12) else any)(b.frozen for b in bases):
+            raise TypeError("cannot inherit frozen dataclass from a non-frozen one")
 
     class _InitPlan:
         """What dataclass's generated __init__ of one class does, as data: its parameters in order, their defaults
