@@ -29,8 +29,10 @@ else:
             for name in ("__setattr__", "__delattr__") if frozen else ():
                 if name in cls.__dict__:  # as dataclass(frozen=True) refuses it
                     raise TypeError(f"Cannot overwrite attribute {name} in class {cls.__name__}")
-            _inherits_as_dataclass_does(cls, frozen)
-            cls = dataclasses.dataclass(cls, init=False, repr=False, eq=False)
+            # (made frozen by dataclass itself only from frozen bases, which it refuses to extend otherwise: rare, and
+            # the shared methods replace its own below)
+            cls = dataclasses.dataclass(cls, init=False, repr=False, eq=False,
+                                        frozen=_inherits_as_dataclass_does(cls, frozen))
             if frozen:  # dataclass(frozen=True)'s own __setattr__ and __delattr__ are two more methods compiled a class
                 cls.__dataclass_params__.frozen = True
                 cls._record_frozen = (cls, frozenset(f.name for f in fields(cls)))
@@ -49,11 +51,14 @@ else:
 
     def _inherits_as_dataclass_does(cls, frozen):
         """dataclass(frozen=True)'s refusal of a frozen class made from plain dataclasses (made here with frozen=False,
-        so dataclass's own check passes it): 'none of the bases frozen' before Python 3.12, 'not all of them' since."""
+        so dataclass's own check passes it): 'none of the bases frozen' before Python 3.12, 'not all of them' since.
+        True where a base is frozen: dataclass then refuses a class it makes plain ('cannot inherit non-frozen
+        dataclass from a frozen one'), so it is told."""
         bases = [getattr(base, "__dataclass_params__", None) for base in cls.__mro__[-1:0:-1]
                  if getattr(base, "__dataclass_fields__", None) is not None]
         if frozen and bases and not (all if sys.version_info >= (3, 12) else any)(b.frozen for b in bases):
             raise TypeError("cannot inherit frozen dataclass from a non-frozen one")
+        return frozen and any(b.frozen for b in bases)  # whether dataclass must be told (a frozen base)
 
     class _InitPlan:
         """What dataclass's generated __init__ of one class does, as data: its parameters in order, their defaults
