@@ -5,15 +5,17 @@ message would meet them.
    [version_gate], the symbol namespace reader's Markdown-mangled names): messages of 2 MB built to make each new
    pattern backtrack (runs of 40 package characters before '=' and 30 version characters, capitals split by '_' and
    ' ', lookup words before 200-character names), one line of 10 MB, a mangled name of 100 KB, nested Markdown
-   emphasis, NUL, bytes not UTF-8, escapes and bidi controls beside what the readers answer; through `explain -`,
-   `--from-file` and `--json`;
+   emphasis, NUL, bytes not UTF-8, escapes and bidi controls beside what the readers answer, a status's number or a
+   gated version in another script's digits (Arabic-Indic, fullwidth: '\\d' of Python's re takes them, int() reads
+   them); through `explain -`, `--from-file` and `--json`;
 2. the loading child started where a framework's cuDNN copy is of another release than it was built with
    (probes/collect.another_release_than_built): torch 2.5.1 built with cuDNN 9.1 beside a 9.0 copy, whose copy is a
    FIFO, a link to /dev/zero, a link loop, a sparse 8 GiB file, whose version.py is a FIFO, whose pin is in other
    digits, with an escape, 300 digits long; under `check`, `check --deep`, `fix`;
 3. records (cudnn_doctor/records.py, the shared __init__ and frozen __setattr__): every record of the package pickled
    (protocols 0 and 5), copied, deep-copied and replaced equal to itself and still frozen where it was; a class that
-   dataclass refuses (a frozen record made from plain ones, a plain one from frozen ones) refused;
+   dataclass refuses (a frozen record made from plain ones, a plain one from frozen ones) refused, one it makes (a
+   frozen record from a frozen one) made;
 4. compat patterns: every regular expression of compat/*.toml (304) compiled as its reader compiles it: none matches
    the empty string, none nests an unbounded repeat inside another unless each turn of the outer begins with a
    character the inner cannot take (steps counted by the pattern's structure, nothing timed).
@@ -29,7 +31,6 @@ Usage: python benchmarks/redteam_r26.py [--package DIR] [--only TEXT] [--list]
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -83,10 +84,21 @@ MESSAGES: dict[str, Callable[[], bytes]] = {
     "bytes not UTF-8 and NUL around every new reader's words": lambda: (
         b"\xff\xfeTorch = 2.6\x00 too new \xc0\xafcannot load symbol cudnnCreate\x00 CUDNN_STATUS\xffBAD_PARAM\n" * 20000),
 }
+# a number or version in another script's digits ('٣', fullwidth '３'): no program prints one, so nothing is read of it
+# (the answer, text or JSON, never names what an ASCII digit there would give)
+ODD_DIGITS: dict[str, tuple[bytes, str]] = {
+    "a cuDNN status's number in Arabic-Indic digits": (
+        "CUDNN error: cudnn_status: \u0663 in cudnnConvolutionForward\n".encode(), "CD316"),
+    "a cuBLAS status's number in fullwidth digits": ("cublasLtMatmul: cublas_status: \uff11\uff15\n".encode(), "CD211"),
+    "a version gate's version in Arabic-Indic digits": (
+        "xformers 0.1 is not compatible with torch \u0662.\u0666\n".encode(), "CD410"),
+    "a version gate's version in fullwidth digits": ("Torch = \uff12.6.0 too new!\n".encode(), "CD410"),
+}
 WAYS = {"--from-file": ["--from-file"], "-": ["-"], "--json": ["--json", "--from-file"]}
 
 
-def explain_case(message: Callable[[], bytes], way: str) -> Callable[[Path], None]:
+def explain_case(message: Callable[[], bytes], way: str, unsaid: str | None = None) -> Callable[[Path], None]:
+    """explain (WAY) of MESSAGE; where UNSAID, a finding the answer must not name."""
     def case(tmp: Path) -> None:
         data = message()
         path = tmp / "message.log"
@@ -100,6 +112,8 @@ def explain_case(message: Callable[[], bytes], way: str) -> Callable[[Path], Non
         found = RAW.search(done.stdout)
         if found:
             raise Broken(f"a raw control or bidi character {found.group()!r} in what it printed")
+        if unsaid and unsaid.encode() in done.stdout:
+            raise Broken(f"{unsaid} read from digits no program prints: {done.stdout[:160]!r}")
     return case
 
 
@@ -136,8 +150,9 @@ PINS = {
     "with an escape": "nvidia-cudnn-cu12==9.1\x1b[31m.0.70",
     "300 digits long": "nvidia-cudnn-cu12==9." + "1" * 300,
     "in superscript digits": "nvidia-cudnn-cu12==\u00b9.1.0",
+    "with a bidi control": "nvidia-cudnn-cu12==9.1\u202e.0.70",
 }
-COMMANDS = {"check": ["check", "--json"], "check --deep": ["check", "--deep", "--json"], "fix": ["fix", "--json"]}
+COMMANDS = {"check": ["check", "--json"], "check (text)": ["check"], "check --deep": ["check", "--deep", "--json"], "fix": ["fix", "--json"]}
 
 
 def skew_case(command: str, spoil: Callable[[Path], None] | None = None, pin: str | None = None,
@@ -203,6 +218,18 @@ for frozen_base, frozen in ((False, True), (True, False)):
         bad.append(f"a {'frozen' if frozen else 'plain'} record made from a {'frozen' if frozen_base else 'plain'} one")
     except TypeError:
         pass
+@record(frozen=True)
+class Root:
+    x: int
+try:  # what dataclass makes: a frozen record from a frozen one, frozen
+    child = record(frozen=True)(type("Child", (Root,), {"__annotations__": {"y": "int"}}))(1, 2)
+    try:
+        child.y = 3
+        bad.append("a frozen record made from a frozen one not frozen")
+    except dataclasses.FrozenInstanceError:
+        pass
+except TypeError as error:
+    bad.append(f"a frozen record made from a frozen one refused: {error}")
 print(made, bad)
 sys.exit(1 if bad or not made else 0)
 '''
@@ -276,6 +303,9 @@ def cases() -> dict[str, tuple[str, Callable[[Path], None]]]:
     for name, message in MESSAGES.items():
         for way in WAYS:
             found[f"explain {way}: {name}"] = ("explain readers", explain_case(message, way))
+    for name, (data, unsaid) in ODD_DIGITS.items():
+        for way in WAYS:
+            found[f"explain {way}: {name}"] = ("explain readers", explain_case(lambda data=data: data, way, unsaid))
     for command in COMMANDS:
         found[f"{command}: a framework's copy of another release than built"] = ("loading-child trigger",
                                                                                  skew_case(command))

@@ -59,6 +59,36 @@ def test_every_record_pickles_copies_and_replaces_as_a_dataclass_and_stays_froze
     redteam_sample.run_one(_redteam(), "every record pickled, copied, replaced; refused classes refused")
 
 
+# --- explain's new readers: numbers and versions in the digits 0-9 only --------------------------------------------------
+
+@pytest.mark.parametrize("message, unread", [
+    ("CUDNN error: cudnn_status: \u0663 in cudnnConvolutionForward", "CUDNN_STATUS_BAD_PARAM"),
+    ("cublasLtMatmul: cublas_status: \uff11\uff15", "CUBLAS_STATUS_NOT_SUPPORTED"),
+], ids=["arabic-indic", "fullwidth"])
+def test_a_status_number_in_another_scripts_digits_is_not_read(message: str, unread: str) -> None:
+    """[[library_spelling]]'s number after a library's 'status' in Arabic-Indic or fullwidth digits: Python's '\\d'
+    took them and int() read '\u0663' as 3, so 'cudnn_status: \u0663' answered CUDNN_STATUS_BAD_PARAM (CD316), a
+    status no program printed. The same words in ASCII digits are read."""
+    from cudnn_doctor.explain.read_statuses import statuses
+
+    assert unread not in [s.name for s in statuses(0, message, message.lower())]
+    ascii_message = message.replace("\u0663", "3").replace("\uff11\uff15", "15")
+    assert unread in [s.name for s in statuses(0, ascii_message, ascii_message.lower())]
+
+
+@pytest.mark.parametrize("message", ["xformers 0.1 is not compatible with torch \u0662.\u0666",
+                                     "Torch = \uff12.6.0 too new!"], ids=["arabic-indic", "fullwidth"])
+def test_a_version_gate_in_another_scripts_digits_is_not_read(message: str) -> None:
+    """[version_gate]'s version in Arabic-Indic or fullwidth digits: read before ('refuses its release \u0662', CD410)
+    though no package prints its version so. The same words in ASCII digits are read."""
+    from cudnn_doctor.explain.read_events import version_gates
+
+    assert version_gates(0, message, message.lower()) == []
+    ascii_message = message.replace("\u0662.\u0666", "2.6").replace("\uff12", "2")
+    [event] = version_gates(0, ascii_message, ascii_message.lower())
+    assert event.code == "CD410" and dict(event.values)["version"] in ("2.6", "2.6.0")
+
+
 # --- compat patterns: no empty match, no nested repeat whose turns overlap ---------------------------------------------
 
 def test_no_compat_pattern_matches_the_empty_string_or_nests_repeats_that_can_overlap() -> None:
