@@ -11,11 +11,14 @@ message would meet them.
 2. the loading child started where a framework's cuDNN copy is of another release than it was built with
    (probes/collect.another_release_than_built): torch 2.5.1 built with cuDNN 9.1 beside a 9.0 copy, whose copy is a
    FIFO, a link to /dev/zero, a link loop, a sparse 8 GiB file, whose version.py is a FIFO, whose pin is in other
-   digits, with an escape, 300 digits long; under `check`, `check --deep`, `fix`;
+   digits, with an escape or a bidi control, 300 digits long, whose own preloading code (which the child runs) prints
+   garbage or forged answers, is killed, exits early, hangs, leaves a daemon, closes its descriptors, floods stderr
+   (round eighteen's hostile codes); under `check` (JSON and text), `check --deep`, `fix`;
 3. records (cudnn_doctor/records.py, the shared __init__ and frozen __setattr__): every record of the package pickled
    (protocols 0 and 5), copied, deep-copied and replaced equal to itself and still frozen where it was; a class that
    dataclass refuses (a frozen record made from plain ones, a plain one from frozen ones) refused, one it makes (a
-   frozen record from a frozen one) made;
+   frozen record from a frozen one) made; a keyword-only field given by position refused, an InitVar handed to
+   __post_init__;
 4. compat patterns: every regular expression of compat/*.toml (304) compiled as its reader compiles it: none matches
    the empty string, none nests an unbounded repeat inside another unless each turn of the outer begins with a
    character the inner cannot take (steps counted by the pattern's structure, nothing timed).
@@ -156,7 +159,10 @@ COMMANDS = {"check": ["check", "--json"], "check (text)": ["check"], "check --de
 
 
 def skew_case(command: str, spoil: Callable[[Path], None] | None = None, pin: str | None = None,
-              version_fifo: bool = False) -> Callable[[Path], None]:
+              version_fifo: bool = False, preload: str | None = None) -> Callable[[Path], None]:
+    """COMMAND on a machine whose torch 2.5.1 (built with cuDNN 9.1) finds a cuDNN 9.0 in its wheel folder (the
+    loading child then runs in plain check too), spoiled by SPOIL (the copy), PIN, a FIFO for version.py, or torch's
+    own preloading code running PRELOAD first (round eighteen's hostile preloading codes, benchmarks/redteam_r22.py)."""
     def case(tmp: Path) -> None:
         from tests.test_frameworks import install_torch, python_env, real_python_sees
         from tests.test_loading import TORCH_INIT
@@ -166,7 +172,9 @@ def skew_case(command: str, spoil: Callable[[Path], None] | None = None, pin: st
         gpu_machine(machine, tmp, gpus=1)
         site = python_env(machine, tmp)
         install_torch(site, cudnn=90000, **({"pin": pin} if pin else {}))
-        (site / "torch" / "__init__.py").write_text(TORCH_INIT)
+        head = "def _preload_cuda_lib(lib_folder, lib_name, required=True):\n"
+        body = "".join(f"    {line}\n" for line in (preload or "").split("\n") if line)
+        (site / "torch" / "__init__.py").write_text(TORCH_INIT.replace(head, head + body, 1))
         real_python_sees(site, tmp)
         if spoil is not None:
             spoil(site / "nvidia" / "cudnn" / "lib" / "libcudnn.so.9")
@@ -230,6 +238,27 @@ try:  # what dataclass makes: a frozen record from a frozen one, frozen
         pass
 except TypeError as error:
     bad.append(f"a frozen record made from a frozen one refused: {error}")
+@record
+class Keyword:
+    x: int
+    _: dataclasses.KW_ONLY
+    y: int = 0
+try:
+    Keyword(1, 2)
+    bad.append("a keyword-only field taken by position")
+except TypeError:
+    pass
+@record
+class Handed:
+    x: int
+    z: dataclasses.InitVar[int] = 5
+    def __post_init__(self, z):
+        self.w = z
+try:
+    if Handed(1, 9).w != 9:
+        bad.append("an InitVar not handed to __post_init__")
+except TypeError as error:
+    bad.append(f"an InitVar refused: {error}")
 print(made, bad)
 sys.exit(1 if bad or not made else 0)
 '''
@@ -314,6 +343,8 @@ def cases() -> dict[str, tuple[str, Callable[[Path], None]]]:
         found[f"{command}: torch/version.py a FIFO"] = ("loading-child trigger", skew_case(command, version_fifo=True))
     for name, pin in PINS.items():
         found[f"check: the pin {name}"] = ("loading-child trigger", skew_case("check", pin=pin))
+    for name, code in r22.HOSTILE_PRELOADS.items():
+        found[f"check: torch's preloading code {name}"] = ("loading-child trigger", skew_case("check", preload=code))
     found["every record pickled, copied, replaced; refused classes refused"] = ("records", python_case(RECORDS))
     found["every compat pattern: no empty match, no overlapping nested repeat"] = ("compat patterns",
                                                                                   python_case(PATTERNS))

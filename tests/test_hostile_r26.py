@@ -53,6 +53,35 @@ def test_a_frozen_record_made_from_a_plain_one_is_refused_as_dataclass_refuses_i
         Child(1, 2).y = 3  # type: ignore[misc]
 
 
+@pytest.mark.parametrize("make", [dataclasses.dataclass, record], ids=["dataclass", "record"])
+def test_a_keyword_only_field_and_an_init_var_are_taken_as_dataclass_takes_them(make) -> None:  # type: ignore[no-untyped-def]
+    """A field after KW_ONLY (or field(kw_only=True)) given by position is refused; an InitVar is handed to
+    __post_init__, not kept as a field. Before (main): the shared __init__ took the keyword-only field by position and
+    refused the InitVar's argument ('takes 2 positional arguments but 3 were given')."""
+    @make
+    class Keyword:
+        x: int
+        _: dataclasses.KW_ONLY
+        y: int = 0
+
+    with pytest.raises(TypeError, match="positional arguments"):
+        Keyword(1, 2)  # type: ignore[misc]
+    assert Keyword(1, y=2).y == 2
+
+    @make(frozen=True)
+    class Handed:
+        x: int
+        z: dataclasses.InitVar[int] = 5
+
+        def __post_init__(self, z: int) -> None:
+            object.__setattr__(self, "w", z)
+
+    made = Handed(1, 9)  # type: ignore[call-arg]
+    assert made.w == 9 and [f.name for f in dataclasses.fields(made)] == ["x"]  # type: ignore[attr-defined]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.x = 2  # type: ignore[misc]
+
+
 def test_every_record_pickles_copies_and_replaces_as_a_dataclass_and_stays_frozen() -> None:
     """Every record of the package pickled (protocols 0 and 5), copied, deep-copied and replaced: equal to itself, of
     its class, a frozen one still frozen; and the classes dataclass refuses refused (the red-team's records case)."""
