@@ -14,6 +14,10 @@ message would meet them.
    digits, with an escape or a bidi control, 300 digits long, whose own preloading code (which the child runs) prints
    garbage or forged answers, is killed, exits early, hangs, leaves a daemon, closes its descriptors, floods stderr
    (round eighteen's hostile codes); under `check` (JSON and text), `check --deep`, `fix`;
+2b. the first-preload chain (rules/chains.first_preload): LD_PRELOAD of another release's cuDNN sub-library, its
+   folder named with a newline and $(...), an escape and a bidi control, a backtick, quotes and ';', bytes not UTF-8,
+   whose path every finding that follows from it now quotes; check's text, JSON, markdown and github formats, fix
+   --json and fix --shell bash (its lines sourced in bash, nothing in the name run);
 3. records (cudnn_doctor/records.py, the shared __init__ and frozen __setattr__): every record of the package pickled
    (protocols 0 and 5), copied, deep-copied and replaced equal to itself and still frozen where it was; a class that
    dataclass refuses (a frozen record made from plain ones, a plain one from frozen ones) refused, one it makes (a
@@ -44,6 +48,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import redteam_r21 as r21  # noqa: E402
 import redteam_r22 as r22  # noqa: E402
 from redteam_r22 import Broken, held  # noqa: E402
 
@@ -185,6 +190,47 @@ def skew_case(command: str, spoil: Callable[[Path], None] | None = None, pin: st
         found = RAW.search(done.stdout)
         if found:
             raise Broken(f"a raw control or bidi character {found.group()!r} in what it printed")
+    return case
+
+
+# --- 2b. the first-preload chain (rules/chains.first_preload): the preloaded entry's path in every output ------------
+
+PRELOAD_FOLDERS = {
+    "a newline and $(...)": "cudnn-90000\n$(touch${IFS}PWNED)",
+    "an escape and a bidi control": "cudnn-90000\x1b[31m\u202e",
+    "a backtick, quotes and a semicolon": "cudnn-90000`touch${IFS}PWNED`';\"x",
+    "bytes not UTF-8": b"cudnn-90000\xff\xfe",
+}
+CHAIN_COMMANDS = {"check": ["check"], "check --json": ["check", "--json"],
+                  "check --format markdown": ["check", "--format", "markdown"],
+                  "check --format github": ["check", "--format", "github"], "fix --json": ["fix", "--json"],
+                  "fix --shell bash": ["fix", "--shell", "bash"]}
+
+
+def preload_chain_case(folder: str | bytes, command: str) -> Callable[[Path], None]:
+    """LD_PRELOAD of another release's libcudnn_adv.so.9 beside torch's 9.1 (CD317 the one error, what follows from
+    it said to follow from that entry: its path in the detail of each), the folder named with FOLDER."""
+    def case(tmp: Path) -> None:
+        from tests.fakes.build import fake_cudnn
+        from tests.test_frameworks import CUDNN9, install_torch, python_env
+        from tests.test_process_env import gpu_machine
+
+        machine = Machine(tmp)
+        gpu_machine(machine, tmp, gpus=1)
+        install_torch(python_env(machine, tmp))
+        name = os.fsdecode(folder) if isinstance(folder, bytes) else folder
+        other = tmp / name
+        fake_cudnn(other, version=90000, sublibraries=CUDNN9)
+        machine.env["LD_PRELOAD"] = str(other / "libcudnn_adv.so.9")
+        done = r22.doctor(CHAIN_COMMANDS[command], machine.env, machine.cwd, r22.CEILING_S)
+        held(done, "--json" in command, (0, 1, 2))
+        found = RAW.search(done.stdout)
+        if found:
+            raise Broken(f"a raw control or bidi character {found.group()!r} in what it printed")
+        if command == "fix --shell bash":
+            r21.sourced("bash", done.stdout, tmp)
+        if any(path.name == "PWNED" for path in tmp.rglob("PWNED")):
+            raise Broken("a command in the folder's name ran")
     return case
 
 
@@ -345,6 +391,10 @@ def cases() -> dict[str, tuple[str, Callable[[Path], None]]]:
         found[f"check: the pin {name}"] = ("loading-child trigger", skew_case("check", pin=pin))
     for name, code in r22.HOSTILE_PRELOADS.items():
         found[f"check: torch's preloading code {name}"] = ("loading-child trigger", skew_case("check", preload=code))
+    for name, folder in PRELOAD_FOLDERS.items():
+        for command in CHAIN_COMMANDS:
+            found[f"{command}: a preloaded sub-library of another release, its folder named with {name}"] = (
+                "first-preload chain", preload_chain_case(folder, command))
     found["every record pickled, copied, replaced; refused classes refused"] = ("records", python_case(RECORDS))
     found["every compat pattern: no empty match, no overlapping nested repeat"] = ("compat patterns",
                                                                                   python_case(PATTERNS))

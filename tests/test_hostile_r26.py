@@ -142,7 +142,7 @@ def test_the_structural_check_catches_what_it_is_for() -> None:
 
 # --- a sample of the red-team in CI -------------------------------------------------------------------------------------
 
-SAMPLED = ("explain readers", "records", "compat patterns")  # a second or two each
+SAMPLED = ("explain readers", "records", "compat patterns", "first-preload chain")  # a second or two each
 SLOW = ("10 MB", "100 KB", "10^5")
 
 
