@@ -13,7 +13,9 @@ message would meet them.
    FIFO, a link to /dev/zero, a link loop, a sparse 8 GiB file, whose version.py is a FIFO, whose pin is in other
    digits, with an escape or a bidi control, 300 digits long, whose own preloading code (which the child runs) prints
    garbage or forged answers, is killed, exits early, hangs, leaves a daemon, closes its descriptors, floods stderr
-   (round eighteen's hostile codes); under `check` (JSON and text), `check --deep`, `fix`;
+   (round eighteen's hostile codes); under `check` (JSON and text), `check --deep`, `fix`; and under 32-64
+   descriptors or 196-300 MB of address space, just above the floors limits.py starts under (each batch's first
+   children now start in its constructor: a limit is met earlier);
 2b. the first-preload chain (rules/chains.first_preload): LD_PRELOAD of another release's cuDNN sub-library, its
    folder named with a newline and $(...), an escape and a bidi control, a backtick, quotes and ';', bytes not UTF-8,
    whose path every finding that follows from it now quotes; check's text, JSON, markdown and github formats, fix
@@ -38,6 +40,7 @@ Usage: python benchmarks/redteam_r26.py [--package DIR] [--only TEXT] [--list]
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -164,7 +167,8 @@ COMMANDS = {"check": ["check", "--json"], "check (text)": ["check"], "check --de
 
 
 def skew_case(command: str, spoil: Callable[[Path], None] | None = None, pin: str | None = None,
-              version_fifo: bool = False, preload: str | None = None) -> Callable[[Path], None]:
+              version_fifo: bool = False, preload: str | None = None,
+              limit: list[str] | None = None) -> Callable[[Path], None]:
     """COMMAND on a machine whose torch 2.5.1 (built with cuDNN 9.1) finds a cuDNN 9.0 in its wheel folder (the
     loading child then runs in plain check too), spoiled by SPOIL (the copy), PIN, a FIFO for version.py, or torch's
     own preloading code running PRELOAD first (round eighteen's hostile preloading codes, benchmarks/redteam_r22.py)."""
@@ -185,8 +189,12 @@ def skew_case(command: str, spoil: Callable[[Path], None] | None = None, pin: st
             spoil(site / "nvidia" / "cudnn" / "lib" / "libcudnn.so.9")
         if version_fifo:
             _fifo(site / "torch" / "version.py")
-        done = r22.doctor(COMMANDS[command], machine.env, machine.cwd, r22.CEILING_S)
-        held(done, True, (0, 1, 2))
+        done = r22.doctor(COMMANDS[command], machine.env, machine.cwd, r22.CEILING_S,
+                          prefix=["prlimit", *limit] if limit else None)
+        report = held(done, command != "check (text)", (0, 1, 2))
+        if limit and done.returncode == 2 and "limit" not in (json.dumps(report) + done.stderr.decode(
+                "utf-8", "replace")).lower():
+            raise Broken(f"exit 2 under {limit} without naming a limit: {done.stderr[-200:]!r}")
         found = RAW.search(done.stdout)
         if found:
             raise Broken(f"a raw control or bidi character {found.group()!r} in what it printed")
@@ -391,6 +399,15 @@ def cases() -> dict[str, tuple[str, Callable[[Path], None]]]:
         found[f"check: the pin {name}"] = ("loading-child trigger", skew_case("check", pin=pin))
     for name, code in r22.HOSTILE_PRELOADS.items():
         found[f"check: torch's preloading code {name}"] = ("loading-child trigger", skew_case("check", preload=code))
+    # s25 starts each batch's first children in its constructor (wait_launched): a limit met there is met earlier
+    # (limits.py refuses to start under 32 descriptors or 200,000 KiB: just above those floors, where children fail)
+    for files in (32, 33, 34, 35, 36, 38, 40, 44, 48, 64):
+        for command in ("check", "check --deep"):
+            found[f"{command} under {files} descriptors"] = ("loading-child trigger",
+                                                            skew_case(command, limit=[f"--nofile={files}"]))
+    for megabytes in (196, 200, 205, 215, 230, 260, 300):
+        found[f"check under {megabytes} MB of address space"] = (
+            "loading-child trigger", skew_case("check", limit=[f"--as={megabytes << 20}"]))
     for name, folder in PRELOAD_FOLDERS.items():
         for command in CHAIN_COMMANDS:
             found[f"{command}: a preloaded sub-library of another release, its folder named with {name}"] = (
