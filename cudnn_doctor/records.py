@@ -6,6 +6,7 @@ and answers, probes/context.py's search context, library_jobs' Job) use it as mo
 from __future__ import annotations
 
 import dataclasses
+import sys
 from dataclasses import MISSING, fields
 from typing import TYPE_CHECKING
 
@@ -25,10 +26,15 @@ else:
 
         def made(cls):
             own_init = "__init__" in cls.__dict__
+            generated = not own_init and _keyword_or_init_only(cls)  # dataclass's own __init__ where ours differs
             for name in ("__setattr__", "__delattr__") if frozen else ():
                 if name in cls.__dict__:  # as dataclass(frozen=True) refuses it
                     raise TypeError(f"Cannot overwrite attribute {name} in class {cls.__name__}")
-            cls = dataclasses.dataclass(cls, init=False, repr=False, eq=False)
+            # (made frozen by dataclass itself only from frozen bases, which it refuses to extend otherwise: rare, and
+            # the shared methods replace its own below)
+            # (and where its __init__ is generated, which sets a frozen class's fields through object.__setattr__)
+            cls = dataclasses.dataclass(cls, init=generated, repr=False, eq=False,
+                                        frozen=_inherits_as_dataclass_does(cls, frozen) or (frozen and generated))
             if frozen:  # dataclass(frozen=True)'s own __setattr__ and __delattr__ are two more methods compiled a class
                 cls.__dataclass_params__.frozen = True
                 cls._record_frozen = (cls, frozenset(f.name for f in fields(cls)))
@@ -38,12 +44,47 @@ else:
             cls._record_compared = tuple(f.name for f in every if f.compare)
             cls.__repr__, cls.__eq__ = _record_repr, _record_eq
             cls.__hash__ = _record_hash if frozen else None
-            if not own_init:
+            if not own_init and not generated:
                 cls._record_made = _InitPlan(cls, every, frozen)
                 cls.__init__ = _record_init
             return cls
 
         return made if cls is None else made(cls)
+
+    def _keyword_or_init_only(cls):
+        """Whether CLS (or a record it extends) has a keyword-only field (KW_ONLY, field(kw_only=True)) or an InitVar:
+        the shared __init__ takes every field by position and sets each as an attribute, where dataclass's refuses a
+        keyword-only one given by position and hands an InitVar to __post_init__ unset; such a class keeps the
+        __init__ dataclass generates for it (none of the package's records has one)."""
+        annotations = cls.__dict__.get("__annotations__")
+        if annotations is None:  # Python 3.14 without `from __future__ import annotations`: evaluated lazily
+            try:
+                import annotationlib
+
+                annotations = annotationlib.get_annotations(cls, format=annotationlib.Format.STRING)
+            except (ImportError, NameError, AttributeError):
+                annotations = {}
+        said = "\0".join(value if isinstance(value, str) else "KW_ONLY" if value is dataclasses.KW_ONLY else
+                         "InitVar" if isinstance(value, dataclasses.InitVar) else "" for value in annotations.values())
+        if "KW_ONLY" in said or "InitVar" in said:
+            return True
+        field_type = dataclasses.Field
+        if any(type(value) is field_type and value.kw_only is True for value in cls.__dict__.values()):
+            return True
+        initvar = getattr(dataclasses, "_FIELD_INITVAR", None)
+        return any(f.kw_only is True or f._field_type is initvar for base in cls.__mro__[1:-1]
+                   if "__dataclass_fields__" in base.__dict__ for f in base.__dict__["__dataclass_fields__"].values())
+
+    def _inherits_as_dataclass_does(cls, frozen):
+        """dataclass(frozen=True)'s refusal of a frozen class made from plain dataclasses (made here with frozen=False,
+        so dataclass's own check passes it): 'none of the bases frozen' before Python 3.12, 'not all of them' since.
+        True where a base is frozen: dataclass then refuses a class it makes plain ('cannot inherit non-frozen
+        dataclass from a frozen one'), so it is told."""
+        bases = [getattr(base, "__dataclass_params__", None) for base in cls.__mro__[-1:0:-1]
+                 if getattr(base, "__dataclass_fields__", None) is not None]
+        if frozen and bases and not (all if sys.version_info >= (3, 12) else any)(b.frozen for b in bases):
+            raise TypeError("cannot inherit frozen dataclass from a non-frozen one")
+        return frozen and any(b.frozen for b in bases)  # whether dataclass must be told (a frozen base)
 
     class _InitPlan:
         """What dataclass's generated __init__ of one class does, as data: its parameters in order, their defaults

@@ -48,3 +48,10 @@ def assert_holds(name: str, keep: Callable[[str, Any], bool], count: int) -> Non
     broken = [case for _good, _total, names in tally.values() for case in names]
     assert not broken, (f"seed {seed}: rerun with python benchmarks/{name}.py --only NAME", said.getvalue(),
                         json.dumps(sorted(chosen)))
+
+
+def run_one(module: ModuleType, name: str) -> None:
+    """The case NAME of MODULE's table, run: it holds (a failure says what broke)."""
+    said = io.StringIO()
+    tally = module.run_cases({name: module.cases()[name]}, out=said)
+    assert not [case for _good, _total, names in tally.values() for case in names], said.getvalue()

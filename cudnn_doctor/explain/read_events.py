@@ -513,8 +513,10 @@ def _version_gates() -> tuple[tuple[re.Pattern[str], ...], re.Pattern[str] | Non
     table = load("libraries").get("version_gate")
     if not table:
         return (), None, "", ""
-    return (tuple(re.compile(pattern) for pattern in table["patterns"]), re.compile(f"(?:{gpu_package_pattern()})"),
-            str(table["source"]), str(table["fix"]))
+    # (ASCII: a version is written in the digits 0-9 by every program that checks one; '\d' of Python's re takes any
+    # script's digits, '٢' among them, which int() and version_tuple() would read as another version or refuse)
+    return (tuple(re.compile(pattern, re.ASCII) for pattern in table["patterns"]),
+            re.compile(f"(?:{gpu_package_pattern()})"), str(table["source"]), str(table["fix"]))
 
 
 def version_gates(index: int, line: str, lower: str) -> list[Event]:

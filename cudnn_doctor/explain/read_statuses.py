@@ -405,7 +405,8 @@ def _library_spellings() -> tuple[tuple[str, str, str, re.Pattern[str], re.Patte
         # (the status's own prefix names it too: "CUBLAS_STATUS _NOT_SUPPORTED" on a line of its own)
         named = re.compile(rf"(?i:\b{call}(?:lt)?\b)|\b{call}(?:Lt|Dn|Sp|Rf)?[A-Z][A-Za-z0-9_]{{1,60}}"
                            rf"|\b{call.upper()}[ _]{{1,3}}STATUS\b")
-        number = re.compile(rf"(?i)\b{call}_?(?:status|error)\s{{0,2}}[:=]\s{{0,2}}(\d{{1,4}})\b")
+        # (the number in the digits 0-9 only: int() reads '٣' as 3, a status no program printed)
+        number = re.compile(rf"(?ai)\b{call}_?(?:status|error)\s{{0,2}}[:=]\s{{0,2}}(\d{{1,4}})\b")
         out.append((row["api"], row["prefix"], row["call"], named, number))
     return tuple(out)
 
