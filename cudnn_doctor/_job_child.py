@@ -82,6 +82,7 @@ def run(argv):
     sys.path.append(folder)
     try:
         stdio = _imported("_child_stdio", folder)
+        _imported("_proc_maps", folder)  # the one reader of /proc/self/maps, which both jobs modules import
         jobs = _imported(argv[1], folder)
     finally:
         sys.path.remove(folder)

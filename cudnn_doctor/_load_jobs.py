@@ -37,6 +37,11 @@ import os
 import stat
 import sys
 
+if __package__:  # imported by the doctor (the tests, the benchmarks)
+    from ._proc_maps import mapped_files
+else:  # a job child: _job_child.py imported _proc_maps from this folder first
+    from _proc_maps import mapped_files  # type: ignore[no-redef]
+
 MARK = "\x1eCDL\t"
 WAITS = "not a regular file: the loader opens it and waits (a FIFO waits for a writer for ever)"
 # a character or block device: the loader opens it and reads its ELF header from it, and a device gives none (/dev/zero
@@ -80,19 +85,9 @@ def _bytes(text):
 
 
 def mapped():
-    """Every file mapped into this process, once each, in the order of its first mapping (bytes-safe)."""
-    seen = []
-    try:
-        with open("/proc/self/maps", "rb") as maps:
-            for line in maps:
-                parts = line.split(None, 5)
-                if len(parts) == 6 and parts[5].startswith(b"/"):
-                    path = os.fsdecode(parts[5].rstrip(b"\n"))
-                    if path not in seen:
-                        seen.append(path)
-    except OSError:
-        pass
-    return seen
+    """Every file mapped into this process, once each, in the order of its first mapping (bytes-safe; the one reader,
+    _proc_maps.py)."""
+    return mapped_files()
 
 
 def say_new(before):

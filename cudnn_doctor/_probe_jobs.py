@@ -24,6 +24,11 @@ import os
 import sys
 import time
 
+if __package__:  # imported by the doctor (the tests, the benchmarks)
+    from ._proc_maps import mapped_files
+else:  # a job child: _job_child.py imported _proc_maps from this folder first
+    from _proc_maps import mapped_files  # type: ignore[no-redef]
+
 WINDOWS = os.name == "nt"
 ANSWER_FD_VARIABLE = "CUDNN_DOCTOR_ANSWER_FD"
 ANSWER_PATH_VARIABLE = "CUDNN_DOCTOR_ANSWER_PATH"
@@ -161,21 +166,9 @@ def probe_libcuda(target):
 
 
 def _mapped_files():
-    """Every file mapped into this process, once each, in the order of its first mapping (bytes-safe)."""
-    seen = []
-    try:
-        with open("/proc/self/maps", "rb") as maps:
-            for line in maps:
-                parts = line.split(None, 5)
-                if len(parts) == 6:
-                    path = parts[5].rstrip(b"\n")
-                    if path.startswith(b"/"):
-                        text = os.fsdecode(path)
-                        if text not in seen:
-                            seen.append(text)
-    except OSError:
-        pass
-    return seen
+    """Every file mapped into this process, once each, in the order of its first mapping (bytes-safe; the one reader,
+    _proc_maps.py)."""
+    return mapped_files()
 
 
 def _mapped_libraries():

@@ -50,18 +50,22 @@ def text(path):
 
 def mapped(names):
     """The files this process has mapped whose names start with one of NAMES, each once (/proc/self/maps)."""
-    prefixes = tuple(name.encode() for name in names)
-    try:
-        with open("/proc/self/maps", "rb") as maps:
-            lines = maps.read().split(b"\n")
-    except OSError:
-        lines = []
-    found = []
-    for line in lines:
-        parts = line.split(None, 5)
-        if len(parts) == 6 and os.path.basename(parts[5]).startswith(prefixes) and parts[5] not in found:
-            found.append(parts[5])
-    return [text(path) for path in found]
+    prefixes = tuple(names)
+    return [text(path) for path in _mapped_files() if os.path.basename(path).startswith(prefixes)]
+
+
+def _mapped_files():
+    """Every file mapped into this process, once each, in the order of its first mapping (bytes-safe): _proc_maps.py,
+    the one reader of /proc/self/maps, run from its file (this script imports nothing of the doctor's folder)."""
+    if "mapped_files" not in _MAPS:
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_proc_maps.py")
+        with open(path) as source:
+            text = source.read()
+        exec(compile(text, path, "exec"), _MAPS)
+    return _MAPS["mapped_files"]()
+
+
+_MAPS = {"__name__": "_proc_maps"}
 
 
 def resolved(names):

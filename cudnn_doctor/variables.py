@@ -204,14 +204,10 @@ _LIB_TOKEN: str | None = None
 def mapped_here() -> tuple[str, ...]:
     """The files mapped into this process, in /proc/self/maps' order, each once (bytes-safe; () where it cannot be
     read): the libc, the ld.so and the libraries the loader found for this very process. Read each time: a library
-    loaded since is there (callers keep what they need)."""
-    try:
-        with open("/proc/self/maps", "rb") as maps:
-            text = maps.read(1 << 20)
-    except OSError:
-        return ()
-    parts = (line.split(None, 5) for line in text.split(b"\n"))
-    return tuple(dict.fromkeys(os.fsdecode(part[5]) for part in parts if len(part) == 6))
+    loaded since is there (callers keep what they need). The one reader: _proc_maps."""
+    from cudnn_doctor._proc_maps import mapped_files
+
+    return tuple(mapped_files())
 
 
 def _read_lib_token() -> str:

@@ -119,7 +119,7 @@ def test_each_jobs_killed_between_any_two_system_calls_leaves_the_next_run_whole
     bytecode): the run after answers as a run that was never killed, and the one after that reads whole bytecode."""
     folder = tmp_path / "package"
     folder.mkdir()
-    for name in ("_job_child.py", f"{jobs}.py", "_child_stdio.py"):
+    for name in ("_job_child.py", f"{jobs}.py", "_child_stdio.py", "_proc_maps.py"):
         shutil.copy2(Path(JOB_CHILD).parent / name, folder / name)
     argv = [sys.executable, "-I", "-S", str(folder / "_job_child.py"), jobs, *QUESTIONS[jobs]]
     reference = subprocess.run(argv, capture_output=True, text=True, timeout=60).stdout
@@ -139,11 +139,12 @@ def test_each_jobs_killed_between_any_two_system_calls_leaves_the_next_run_whole
         assert after.stdout == reference, (index, calls[index], nth, after.stdout, after.stderr[-800:])
         again = subprocess.run([*argv[:3], "-v", *argv[3:]], capture_output=True, text=True, timeout=60)
         assert again.stdout == reference
-        for name in ("_child_stdio", jobs):
+        for name in ("_child_stdio", "_proc_maps", jobs):
             assert f"code object from '{folder / '__pycache__' / name}" in again.stderr, (index, again.stderr[-1500:])
         shutil.rmtree(folder / "__pycache__")
     assert len(chosen) >= 6, chosen
-    assert sorted(p.name for p in folder.iterdir()) == sorted(["_job_child.py", f"{jobs}.py", "_child_stdio.py"])
+    assert sorted(p.name for p in folder.iterdir()) == sorted(["_job_child.py", f"{jobs}.py", "_child_stdio.py",
+                                                                "_proc_maps.py"])
 
 
 @pytest.mark.parametrize("jobs", JOBS)

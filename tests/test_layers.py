@@ -15,7 +15,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "cudnn_doctor"
 
 # bottom to top (DESIGN.md, "Layers"): a unit imports only units of lower layers
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("operating_system", "_cache_loader", "records", "halving", "compressed"),  # compressed: gzip/xz/bzip2 read as
+    ("operating_system", "_cache_loader", "records", "halving", "compressed", "_proc_maps"),  # _proc_maps: the one
+    # reader of /proc/self/maps, which the doctor imports and every child script loads from its file; compressed: gzip/xz/bzip2 read as
     # their tools read them, for image and install; what differs between Linux and Windows (signals, children, open
     # flags); the finder that reads a damaged .pyc of the package from its source; `record`, the dataclass with shared
     # methods the records and tables are made with: none imports anything of the package
@@ -41,7 +42,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("__main__",),
 )
 # children started as scripts: the standard library only
-STANDALONE = ("_job_child", "_probe_jobs", "_deep_child", "_load_jobs", "_allreduce_child", "_python_child", "_child_stdio", "schemas")
+STANDALONE = ("_job_child", "_probe_jobs", "_deep_child", "_load_jobs", "_allreduce_child", "_python_child", "_child_stdio",
+              "schemas")
 
 
 def unit_of(module: str) -> str:
@@ -67,6 +69,8 @@ def arrows_against(layers: dict[str, int], graph: dict[str, dict[str, list[str]]
     """Every import that goes up a layer, or sideways between two units of one layer."""
     wrong = []
     for unit, targets in graph.items():
+        if unit in STANDALONE:  # what a child script may import: test_the_standalone_children_import_nothing_of_the_package
+            continue
         for target, imports in targets.items():
             if layers[target] >= layers[unit]:
                 wrong += [f"{line} ({'up' if layers[target] > layers[unit] else 'sideways'})" for line in imports]
@@ -95,6 +99,9 @@ def test_the_standalone_children_import_nothing_of_the_package() -> None:
         imported = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
         imported += [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
         assert not [name for name in imported if name.startswith("cudnn_doctor")], name
+        ours = {path.stem for path in PACKAGE.iterdir() if path.suffix == ".py" or (path / "__init__.py").exists()}
+        beside = {module.split(".")[0] for module in imported} & ours
+        assert beside <= {"_proc_maps"}, (name, beside)  # the one module of the folder every child loads
 
 
 def test_no_command_module_imports_another() -> None:

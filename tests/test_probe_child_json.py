@@ -92,7 +92,7 @@ def _child_copy(folder, jobs: str = "_probe_jobs") -> tuple[str, str]:  # type: 
     JOBS)."""
     import shutil
 
-    for name in ("_job_child.py", jobs + ".py", "_child_stdio.py"):
+    for name in ("_job_child.py", jobs + ".py", "_child_stdio.py", "_proc_maps.py"):
         shutil.copy2(os.path.join(os.path.dirname(CHILD), name), folder / name)
     return str(folder / "_job_child.py"), jobs
 
@@ -120,10 +120,10 @@ def test_the_child_runs_its_code_from_bytecode_checked_against_the_source(tmp_pa
     first, _said = _verbose_run(path)
     assert first and "open" in str(first), first  # the library asked for is not there: the child says so
     cached = sorted(p.name.split(".")[0] for p in (tmp_path / "__pycache__").iterdir())
-    assert cached == ["_child_stdio", jobs], cached
+    assert cached == sorted(["_child_stdio", "_proc_maps", jobs]), cached
     again, said = _verbose_run(path)
     assert again == first
-    for name in ("_child_stdio", jobs):
+    for name in ("_child_stdio", "_proc_maps", jobs):
         assert f"code object from '{tmp_path / '__pycache__' / name}" in said, said[-3000:]
     source = tmp_path / f"{jobs}.py"
     source.write_text(source.read_text() + "\ndef main(argv):\n    print('changed', argv[0])\n    return 0\n")

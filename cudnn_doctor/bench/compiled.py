@@ -45,16 +45,10 @@ class Unavailable(Exception):
 def blas_libraries() -> list[str]:
     """The BLAS libraries loaded in this process (NumPy's OpenBLAS under its various names, MKL),
     from /proc/self/maps; empty where there is none (other systems)."""
-    paths: list[str] = []
-    try:
-        with open("/proc/self/maps") as maps:
-            for line in maps:
-                path = line.split()[-1] if line.strip() else ""
-                if path.startswith("/") and ("blas" in Path(path).name.lower() or "mkl_rt" in path) and path not in paths:
-                    paths.append(path)
-    except OSError:
-        pass
-    return paths
+    from cudnn_doctor.variables import mapped_here
+
+    return [path for path in mapped_here()
+            if "blas" in os.path.basename(path).lower() or "mkl_rt" in os.path.basename(path)]
 
 
 def _sgemm() -> tuple[int, bool, str]:
