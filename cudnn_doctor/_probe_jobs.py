@@ -26,8 +26,13 @@ import time
 
 if __package__:  # imported by the doctor (the tests, the benchmarks)
     from ._proc_maps import mapped_files
-else:  # a job child: _job_child.py imported _proc_maps from this folder first
-    from _proc_maps import mapped_files  # type: ignore[no-redef]
+else:  # a job child (_job_child.py imported _proc_maps from this folder first), or this file run by its path
+    _FOLDER = os.path.dirname(os.path.abspath(__file__))
+    sys.path.append(_FOLDER)  # last, after the standard library's folders, and taken off at once
+    try:
+        from _proc_maps import mapped_files  # type: ignore[no-redef]
+    finally:
+        sys.path.remove(_FOLDER)
 
 WINDOWS = os.name == "nt"
 ANSWER_FD_VARIABLE = "CUDNN_DOCTOR_ANSWER_FD"

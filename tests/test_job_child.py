@@ -90,7 +90,7 @@ def test_each_jobs_answers_the_same_under_a_hostile_environment(tmp_path: Path, 
     PYTHONHOME, PYTHONSTARTUP, PYTHONINSPECT and PYTHONWARNINGS=error, a hostile locale: the child runs the doctor's
     own code (-I -S), answers what it answers in a plain environment, and nothing planted runs."""
     plain, _code = _answer(jobs)
-    for name in ("_child_stdio", "_probe_jobs", "_load_jobs", "gc", "os", "importlib"):
+    for name in ("_child_stdio", "_proc_maps", "_probe_jobs", "_load_jobs", "gc", "os", "importlib"):
         (tmp_path / f"{name}.py").write_text("import sys\nsys.stdout.write('PLANTED')\nsys.exit(7)\n")
     env = {**os.environ, "PYTHONPATH": str(tmp_path), "PYTHONHOME": str(tmp_path), "PYTHONINSPECT": "1",
            "PYTHONSTARTUP": str(tmp_path / "os.py"), "PYTHONWARNINGS": "error", "LC_ALL": "xx_XX.bogus",
