@@ -101,12 +101,44 @@ def _working_folder(options: tuple[str, ...]) -> list[str]:
     (srun(1) --chdir: "The default is to chdir to the current working directory of the srun process"), and the child
     runner starts srun from "/", so each node's check ran in "/", not where the user's job runs (its working
     folder's modules, a relative path in its variables)."""
-    if "chdir" in srun_options.given(options):
+    if "chdir" in srun_options.given(options) or any(os.environ.get(name) for name in WORKING_FOLDER_VARIABLES):
         return []
     try:
         return [f"--chdir={os.getcwd()}"]
     except OSError:  # removed under us: the nodes start where srun does
         return []
+
+
+# srun reads these as its --chdir (src/srun/opt.c env_vars: SLURM_WORKING_DIR; SLURM_REMOTE_CWD in older releases)
+WORKING_FOLDER_VARIABLES = ("SLURM_WORKING_DIR", "SLURM_REMOTE_CWD")
+# srun reads these as options the doctor's srun cannot run under (src/srun/opt.c env_vars): SLURM_LABELIO is --label
+# (each line of a node's report written after "0: ", no longer JSON), SLURM_SRUN_MULTI is --multi-prog (the
+# doctor's /bin/sh read as a multi-prog configuration file); a site's or a shell's default, not meant for this run
+UNRUNNABLE_VARIABLES = ("SLURM_LABELIO", "SLURM_SRUN_MULTI")
+UNRUNNABLE_OPTIONS = {"label": "-l/--label writes each line of a node's report after its task number ('0: '), which is "
+                               "then no JSON to merge",
+                      "multi-prog": "--multi-prog reads the command as a configuration file; the doctor's command is "
+                                    "its check"}
+
+
+def check_options(options: tuple[str, ...]) -> None:
+    """A usage error where OPTIONS cannot go before the doctor's own words on srun's command line (srun_options.read)
+    or ask for what the doctor cannot read back (--label, --multi-prog)."""
+    found, why = srun_options.read(options)
+    if why is not None:
+        raise DoctorError(f"srun options: {why}", fix="give srun only options, each with its value, e.g. "
+                          "`fleet run --slurm -- --partition=gpu --nodes=8`", code="CD001")
+    for option, reason in UNRUNNABLE_OPTIONS.items():
+        if option in found:
+            raise DoctorError(f"srun options: {reason}", fix=f"leave --{option} out: the doctor names each node's "
+                              "report itself", code="CD001")
+
+
+def srun_environment() -> dict[str, str] | None:
+    """srun's environment: this process's, without the variables srun would read as --label or --multi-prog."""
+    if not any(name in os.environ for name in UNRUNNABLE_VARIABLES):
+        return None
+    return {name: value for name, value in os.environ.items() if name not in UNRUNNABLE_VARIABLES}
 
 
 def job_name(folder: Path) -> str:
@@ -158,9 +190,13 @@ def _slurm_names(folder: Path) -> None:
 
 def run_slurm(run: SlurmRun) -> tuple[FleetResult, str | None]:
     """Run the checks, merge what came back; the second value is srun's complaint, if it failed."""
+    check_options(run.srun_options)
     keep = keep_folder(run.keep)
     try:
-        folder = Path(tempfile.mkdtemp(prefix=".cudnn-doctor-fleet-" if keep else "cudnn-doctor-fleet-", dir=keep))
+        # absolute: srun's tasks open --output in their working folder (-D, SLURM_WORKING_DIR), not in the doctor's,
+        # so a relative --keep given with -D elsewhere was no folder there and no node answered
+        folder = Path(os.path.abspath(tempfile.mkdtemp(prefix=".cudnn-doctor-fleet-" if keep else "cudnn-doctor-fleet-",
+                                                       dir=keep)))
     except OSError as error:
         raise DoctorError(f"--keep {run.keep}: cannot write there ({error.strerror or error})",
                           fix="give a folder you can write to", code="CD006") if keep else \
@@ -254,7 +290,7 @@ def _run_srun(argv: list[str], deadline_s: float) -> str | None:
 
     stopping = min(STOP_GRACE_S + STOP_SIGNALS[-1][0], deadline_s * STOP_SHARE)
     grace = max(0.0, stopping - STOP_SIGNALS[-1][0])
-    answer = run_child(argv, None, time.monotonic() + deadline_s - stopping, what="srun", on_stderr_line=on_line,
+    answer = run_child(argv, srun_environment(), time.monotonic() + deadline_s - stopping, what="srun", on_stderr_line=on_line,
                        stop_signals=STOP_SIGNALS, stop_grace=grace)
     if answer.timed_out:
         return f"stopped after {deadline_s:.0f} s (--deadline): nodes that had not answered are missing"
