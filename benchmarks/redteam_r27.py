@@ -595,7 +595,9 @@ def _sruns_of(marker: str) -> list[str]:
 # what the node runs: a check's JSON at once (the doctor's own check takes seconds; the options are what is judged)
 NODE_COMMAND = (f"{sys.executable} -I -c \"import json; print(json.dumps({{'schema': 'cudnn-doctor/report/1', "
                 "'host': {'hostname': 'n'}, 'findings': [], 'summary': {'status': 'ok', 'exit_code': 0}}))\"")
-SRUN_OPTIONS: dict[str, tuple[list[str], bool]] = {  # the options, and whether the run can merge the node's report
+# the options, and whether the run merges the node's report (True), cannot (False: not exit 0), or either (None: srun
+# itself may refuse the value)
+SRUN_OPTIONS: dict[str, tuple[list[str], bool | None]] = {
     "plain": (["--nodes=1"], True),
     "a last --comment without its value": (["--nodes=1", "--comment"], False),
     "a last -J without its value": (["--nodes=1", "-J"], False),
@@ -612,7 +614,7 @@ SRUN_OPTIONS: dict[str, tuple[list[str], bool]] = {  # the options, and whether 
     "an option no srun knows, with '='": (["--no-such-option=1", "--nodes=1"], False),
     "an option no srun knows, last, without '='": (["--nodes=1", "--no-such-option"], False),
     "-J's value '--output=x'": (["-J", "--output=x", "--nodes=1"], True),
-    "--comment of 128 KB": (["--comment=" + "c" * 131_000, "--nodes=1"], True),
+    "--comment of 128 KB": (["--comment=" + "c" * 131_000, "--nodes=1"], None),
     "a comment not UTF-8": ([os.fsdecode(b"--comment=\xff\xfe\x1b[31m"), "--nodes=1"], True),
     "a job name with a newline and a command": (["--job-name=x\n$(touch PWNED)", "--nodes=1"], True),
     "--label": (["--nodes=1", "--label"], False),
@@ -628,19 +630,28 @@ SRUN_VARIABLES: dict[str, dict[str, str]] = {
     "SLURM_WORKING_DIR=/tmp": {"SLURM_WORKING_DIR": "/tmp"},
     "SLURM_UNBUFFEREDIO=1": {"SLURM_UNBUFFEREDIO": "1"},
 }
-SRUN_WRAPPERS: dict[str, str] = {  # a site's srun wrapper: BODY, with $REAL the real srun
-    "srun failing at once": "echo 'srun: error: Unable to contact slurm controller' >&2; exit 1",
-    "srun killed before the job starts": "kill -9 $$",
-    "srun killed while the job runs": "\"$REAL\" \"$@\" & sleep 0.5; kill -9 $$",
-    "srun hanging, ignoring SIGINT": "trap '' INT; \"$REAL\" \"$@\" & sleep 600",
-    "srun flooding its standard output": "head -c 50000000 /dev/zero | tr '\\0' 'x'; exec \"$REAL\" \"$@\"",
-    "srun printing escapes and U+2028 on stderr": "printf 'srun: error: \\033]0;x\\007\\342\\200\\250::error::x\\n' "
-                                                  ">&2; exit 1",
+# a site's srun wrapper: BODY, with $REAL the real srun; whether a node's report can come back (None: it may)
+SRUN_WRAPPERS: dict[str, tuple[str, bool | None]] = {
+    "srun failing at once": ("echo 'srun: error: Unable to contact slurm controller' >&2; exit 1", False),
+    "srun killed before the job starts": ("kill -9 $$", False),
+    "srun killed while the job runs": ("\"$REAL\" \"$@\" & sleep 0.5; kill -9 $$", None),
+    "srun hanging, ignoring SIGINT": ("trap '' INT; \"$REAL\" \"$@\" & sleep 600", None),
+    "srun hanging before the job, ignoring SIGINT": ("trap '' INT; sleep 600", False),
+    "srun flooding its standard output": ("head -c 50000000 /dev/zero | tr '\\0' 'x'; exec \"$REAL\" \"$@\"", None),
+    "srun printing escapes and U+2028 on stderr": (
+        "printf 'srun: error: \\033]0;x\\007\\342\\200\\250::error::x\\n' >&2; exit 1", False),
 }
 
 
-def srun_case(options: list[str], mergeable: bool, variables: dict[str, str] | None = None,
-              wrapper: str | None = None, keep: str | None = None) -> Callable[[Path], None]:
+# a site's wrapper that ignores SIGINT and holds the real srun (which then never cancels its job): the doctor's own
+# scancel, by the job's name, is what takes a waiting job out of the queue
+IGNORING_SIGINT = "trap '' INT; \"$REAL\" \"$@\" &\nwait $!"
+
+
+def srun_case(options: list[str], mergeable: bool | None, variables: dict[str, str] | None = None,
+              wrapper: str | None = None, keep: str | None = None, queued: bool = False) -> Callable[[Path], None]:
+    """fleet run --slurm -- OPTIONS (under VARIABLES, through WRAPPER, with --keep KEEP; where QUEUED, the job
+    asked to begin in an hour, so that the deadline finds it waiting in the queue)."""
     def case(tmp: Path) -> None:
         env_cluster = cluster()
         marker = f"R27_MARK_{uuid.uuid4().hex}"
@@ -655,16 +666,21 @@ def srun_case(options: list[str], mergeable: bool, variables: dict[str, str] | N
         (tmp / "tmp").mkdir()
         env = {**{k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}, **env_cluster, "PATH": path,
                "HOME": str(tmp), "TMPDIR": str(tmp / "tmp"), marker: "1", **(variables or {})}
-        deadline = 8 if wrapper else 40
+        deadline = 8 if wrapper else 4 if queued else 40
+        options_given = ["--begin=now+3600", *options] if queued else options
         keep_args = ["--keep", keep] if keep else []
         done = r22.doctor(["fleet", "run", "--slurm", "--json", "--deadline", str(deadline), "--command", NODE_COMMAND,
-                           *keep_args, "--", *options], env, tmp / "work", deadline + 15)
+                           *keep_args, "--", *options_given], env, tmp / "work", deadline + 15)
         data = held(done, True, (0, 1, 2))
         no_raw(done.stdout, "fleet run's output")
-        if mergeable and wrapper is None and (data.get("nodes") != 1 or data.get("failed")):
+        if mergeable and not queued and (data.get("nodes") != 1 or data.get("failed")):
             raise Broken(f"the node's report not merged (exit {done.returncode}): {json.dumps(data)[:240]}")
-        if not mergeable and done.returncode == 0:
+        if mergeable is False and done.returncode == 0:
             raise Broken(f"exit 0 and {json.dumps(data)[:200]}")
+        said = str(data.get("error", {}).get("message", ""))
+        if mergeable is False and wrapper is None and data.get("error", {}).get("code") != "CD001" and not any(
+                word in said for word in ("srun: error", "srun: fatal", "unrecognized", "ambiguous", "invalid")):
+            raise Broken(f"neither a usage error nor srun's own refusal: {said[:160]!r}")
         queue = _queue(env)
         if "cudnn-doctor-fleet" in queue or "--output" in queue:
             with contextlib.suppress(OSError):
@@ -690,14 +706,18 @@ def cases() -> dict[str, tuple[str, Callable[[Path], None]]]:
     found: dict[str, tuple[str, Callable[[Path], None]]] = {}
     for name, (options, mergeable) in SRUN_OPTIONS.items():
         found[f"fleet run --slurm: {name}"] = ("srun options", srun_case(options, mergeable))
+    for name in ("a last -J without its value", "a last --comment without its value", "plain"):
+        options, _ = SRUN_OPTIONS[name]
+        found[f"fleet run --slurm: {name}, the job waiting in the queue at the deadline"] = (
+            "srun options", srun_case(options, None, queued=True, wrapper=IGNORING_SIGINT))
     for name, variables in SRUN_VARIABLES.items():
         found[f"fleet run --slurm under {name}"] = ("srun options", srun_case(["--nodes=1"], True, variables))
     found["fleet run --slurm: a relative --keep and -D elsewhere"] = (
         "srun options", srun_case(["-D", "/tmp", "--nodes=1"], True, keep="kept"))
     found["fleet run --slurm: a relative --keep under SLURM_WORKING_DIR"] = (
         "srun options", srun_case(["--nodes=1"], True, {"SLURM_WORKING_DIR": "/tmp"}, keep="kept"))
-    for name, body in SRUN_WRAPPERS.items():
-        found[f"fleet run --slurm: {name}"] = ("srun stopped", srun_case(["--nodes=1"], False, wrapper=body))
+    for name, (body, comes) in SRUN_WRAPPERS.items():
+        found[f"fleet run --slurm: {name}"] = ("srun stopped", srun_case(["--nodes=1"], comes, wrapper=body))
     for name, chars in CLASSES.items():
         for kind in (*FORMATS, "junit", "prometheus file"):
             found[f"check {kind}: a value with {name}"] = ("machine outputs", output_case(chars, kind))

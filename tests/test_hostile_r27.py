@@ -208,3 +208,24 @@ def test_a_seeded_sample_of_the_red_team_holds() -> None:
     """Three cases of benchmarks/redteam_r27.py (the classes of a second or two each; the srun and early-children
     classes need a Slurm cluster or several seconds each, and are run whole by the red-team), a seed each day."""
     redteam_sample.assert_holds("redteam_r27", quick, 3)
+
+
+def test_srun_s_refusal_of_an_option_is_what_the_doctor_says(tmp_path: Path) -> None:
+    """glibc's getopt says 'PATH/srun: unrecognized option ...' with no 'error' in it, and srun's last line is only
+    'Try "srun --help" ...': before, that last line was all the doctor said of why srun ran no check."""
+    from cudnn_doctor.fleet.slurm import _run_srun
+
+    srun = tmp_path / "srun"
+    srun.write_text("#!/bin/sh\necho \"$0: unrecognized option '--no-such-option=1'\" >&2\n"
+                    "echo 'Try \"srun --help\" for more information' >&2\nexit 255\n")
+    srun.chmod(0o755)
+    assert _run_srun([str(srun), "--no-such-option=1"], 20) == f"{srun}: unrecognized option '--no-such-option=1'"
+
+
+def test_fleet_text_writes_bidi_controls_and_bytes_not_utf8_as_escapes() -> None:
+    """fleet merge's text had its own set of characters to escape, without the bidi controls (a node named with
+    U+202E reversed the rest of its line) or a lone surrogate."""
+    from cudnn_doctor.render.fleet_text import escape
+
+    assert escape("node1\u202e\u2066\u200f\u061c" + os.fsdecode(b"\xff") + "\n\x85") == \
+        "node1\\u202e\\u2066\\u200f\\u061c\\xff\\n\\x85"

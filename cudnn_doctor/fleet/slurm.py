@@ -285,7 +285,12 @@ def _run_srun(argv: list[str], deadline_s: float) -> str | None:
 
     def on_line(line: bytes) -> None:
         text = line.decode("utf-8", "replace").strip()
-        if text and len(complaints) < MAX_COMPLAINTS and "error" in text.lower():
+        # srun's errors, and getopt's refusals of its options, which say no 'error' and begin with the path srun
+        # was started by ("/usr/bin/srun: unrecognized option '--x'", "...: option '--job=x' is ambiguous"); srun's
+        # own last line is only 'Try "srun --help" for more information'
+        said_by = text.split(" ", 1)[0]
+        if text and len(complaints) < MAX_COMPLAINTS and ("error" in text.lower() or (
+                said_by.endswith("srun:") and ("option" in text or "requires an argument" in text))):
             complaints.append(text[:300])
 
     stopping = min(STOP_GRACE_S + STOP_SIGNALS[-1][0], deadline_s * STOP_SHARE)
