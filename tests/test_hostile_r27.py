@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from cudnn_doctor.errors import DoctorError
+from cudnn_doctor.explain.machine_values import machine_values
 from cudnn_doctor.fleet import srun_options
 from cudnn_doctor.fleet.slurm import check_options, srun_environment
-from cudnn_doctor.explain.machine_values import machine_values
 from cudnn_doctor.model import Framework, Host, Report, Tool
 from tests import redteam_sample
 from tests.conftest import ROOT, Machine
