@@ -702,6 +702,40 @@ def srun_case(options: list[str], mergeable: bool | None, variables: dict[str, s
     return case
 
 
+def killed_fleet_case(signal_number: int, seed: int, queued: bool) -> Callable[[Path], None]:
+    """fleet run --slurm (its job waiting in the queue where QUEUED, else running a node's check of 3 s) sent SIGNAL
+    at a seeded instant: 5 s later no srun of it runs, no job of it is queued, no folder of its own is left."""
+    def case(tmp: Path) -> None:
+        env_cluster = cluster()
+        marker = f"R27_MARK_{uuid.uuid4().hex}"
+        (tmp / "tmp").mkdir()
+        env = {**{k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}, **env_cluster,
+               "HOME": str(tmp), "TMPDIR": str(tmp / "tmp"), marker: "1", "PYTHONPATH": r22.package()}
+        slow = f"{sys.executable} -I -c \"import time; time.sleep(3); print('{{}}')\""
+        options = ["--begin=now+3600", "--nodes=1"] if queued else ["--nodes=1"]
+        process = subprocess.Popen([sys.executable, "-P", "-m", "cudnn_doctor", "fleet", "run", "--slurm", "--json",
+                                    "--deadline", "60", "--command", slow, "--", *options], env=env, cwd=tmp,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        delay = random.Random(seed).uniform(0.5, 2.0)
+        time.sleep(delay)
+        with contextlib.suppress(ProcessLookupError):
+            process.send_signal(signal_number)
+        process.wait(timeout=30)
+        time.sleep(5)
+        queue = _queue(env)
+        sruns = _sruns_of(marker)
+        for line in sruns:
+            with contextlib.suppress(OSError):
+                os.kill(int(line.split()[0]), signal.SIGKILL)
+        if queue:
+            subprocess.run(["scancel", "--user", os.environ.get("USER", "root")], env=env, timeout=30)
+        left = [p.name for p in (tmp / "tmp").iterdir()]
+        said = f"{signal.Signals(signal_number).name} at {delay:.2f} s"
+        if queue or sruns or left:
+            raise Broken(f"after {said}: queue {queue[:80]!r}, {len(sruns)} srun running, left {left[:1]}")
+    return case
+
+
 def cases() -> dict[str, tuple[str, Callable[[Path], None]]]:
     found: dict[str, tuple[str, Callable[[Path], None]]] = {}
     for name, (options, mergeable) in SRUN_OPTIONS.items():
@@ -716,6 +750,11 @@ def cases() -> dict[str, tuple[str, Callable[[Path], None]]]:
         "srun options", srun_case(["-D", "/tmp", "--nodes=1"], True, keep="kept"))
     found["fleet run --slurm: a relative --keep under SLURM_WORKING_DIR"] = (
         "srun options", srun_case(["--nodes=1"], True, {"SLURM_WORKING_DIR": "/tmp"}, keep="kept"))
+    for number in (signal.SIGKILL, signal.SIGTERM):
+        for queued in (True, False):
+            for seed in range(2):
+                found[f"fleet run --slurm {'queued' if queued else 'running'}: {number.name} at seeded instant "
+                      f"{seed}"] = ("srun stopped", killed_fleet_case(number, seed, queued))
     for name, (body, comes) in SRUN_WRAPPERS.items():
         found[f"fleet run --slurm: {name}"] = ("srun stopped", srun_case(["--nodes=1"], comes, wrapper=body))
     for name, chars in CLASSES.items():

@@ -229,3 +229,32 @@ def test_fleet_text_writes_bidi_controls_and_bytes_not_utf8_as_escapes() -> None
 
     assert escape("node1\u202e\u2066\u200f\u061c" + os.fsdecode(b"\xff") + "\n\x85") == \
         "node1\\u202e\\u2066\\u200f\\u061c\\xff\\n\\x85"
+
+
+@linux_only
+@pytest.mark.parametrize("ended", [True, False], ids=["the run ended", "the doctor killed"])
+def test_the_janitor_does_what_a_killed_doctor_could_not(ended: bool, tmp_path: Path) -> None:
+    """fleet run's srun is an external program: a doctor killed with SIGKILL left it running, with its job queued
+    and its folder behind it (redteam_r27's 'fleet run --slurm queued: SIGKILL'). The janitor, in a session of its
+    own, stops the srun whose command line holds the run's --output word and deletes the folder, unless the doctor
+    said the run ended."""
+    import time
+
+    from cudnn_doctor.fleet.slurm import _end_janitor, _start_janitor
+
+    folder = tmp_path / "cudnn-doctor-fleet-x"
+    folder.mkdir()
+    output = f"--output={folder}/%n.json"
+    srun = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", output])
+    janitor = _start_janitor(["srun", output, "/bin/sh"], folder)
+    assert isinstance(janitor, subprocess.Popen) and janitor.stdin is not None
+    if ended:
+        _end_janitor(janitor)
+        time.sleep(0.5)
+        assert srun.poll() is None and folder.exists()
+        srun.kill()
+        srun.wait()
+        return
+    janitor.stdin.close()  # what the doctor's death does to the pipe
+    janitor.wait(timeout=20)
+    assert srun.wait(timeout=5) != 0 and not folder.exists()

@@ -201,8 +201,10 @@ def run_slurm(run: SlurmRun) -> tuple[FleetResult, str | None]:
         raise DoctorError(f"--keep {run.keep}: cannot write there ({error.strerror or error})",
                           fix="give a folder you can write to", code="CD006") if keep else \
             DoctorError(f"cannot make a temporary folder: {error.strerror or error}", fix="check TMPDIR", code="CD006") from None
+    janitor = None
     try:  # srun is gone (stopped, or killed with what it started) before this folder is deleted
         argv = srun_argv(run, folder)
+        janitor = _start_janitor(argv, folder)
         try:
             complaint = _run_srun(argv, run.deadline_s)
         except BaseException:  # Ctrl-C, SIGTERM, an error: the job goes too, not only srun
@@ -223,6 +225,86 @@ def run_slurm(run: SlurmRun) -> tuple[FleetResult, str | None]:
         return result, missing
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+        _end_janitor(janitor)
+
+
+# The janitor: a process of its own session (no Ctrl-C of the terminal's reaches it, no PR_SET_PDEATHSIG) that
+# waits on a pipe from the doctor. The doctor writes "done" once srun is gone and its folder deleted; a doctor killed
+# with SIGKILL, which can clean nothing, closes the pipe without it, and the janitor does what the doctor would
+# have: srun (found by its unique --output word) stopped the Slurm way, then killed, the job cancelled by its name,
+# the folder deleted. Before it, srun, an external program, ran on with its queued job after the doctor was gone.
+JANITOR = r"""
+import os, shutil, signal, subprocess, sys, time
+output, folder, name, scancel, user, pause, grace = sys.argv[1:8]
+said = sys.stdin.buffer.read(8)
+if said.startswith(b"done"):
+    sys.exit(0)
+def sruns():
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit() and int(pid) != os.getpid():  # its own command line holds the word too
+            try:
+                with open("/proc/%s/cmdline" % pid, "rb") as file:
+                    if os.fsencode(output) in file.read().split(b"\0"):
+                        found.append(int(pid))
+            except OSError:
+                pass
+    return found
+for pid in sruns():
+    for number in (signal.SIGINT, signal.SIGINT):
+        try:
+            os.kill(pid, number)
+        except OSError:
+            pass
+        time.sleep(float(pause))
+end = time.monotonic() + float(grace)
+while sruns() and time.monotonic() < end:
+    time.sleep(0.1)
+for pid in sruns():
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass
+if name and scancel:
+    try:
+        subprocess.run([scancel, "--name=" + name] + (["--user=" + user] if user else []), timeout=10,
+                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        pass
+shutil.rmtree(folder, ignore_errors=True)
+"""
+
+
+def _start_janitor(argv: list[str], folder: Path) -> object | None:
+    """The janitor of this run (JANITOR), or None where it cannot start (the run goes on without it)."""
+    import subprocess
+
+    output = next((word for word in argv if word.startswith("--output=")), None)
+    if output is None or not sys.platform.startswith("linux"):
+        return None
+    named = next((word.split("=", 1)[1] for word in argv if word.startswith(f"--job-name={JOB_NAME_PREFIX}")), "")
+    user = os.environ.get("USER") or os.environ.get("LOGNAME") or ""
+    try:
+        return subprocess.Popen([sys.executable, "-I", "-c", JANITOR, output, str(folder), named,
+                                 shutil.which("scancel") or "", user, str(STOP_SIGNALS[-1][0]), str(STOP_GRACE_S)],
+                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True, cwd="/")
+    except OSError:
+        return None
+
+
+def _end_janitor(janitor: object | None) -> None:
+    """Tell the janitor the run ended as it should (srun gone, the folder deleted): it exits doing nothing."""
+    import subprocess
+
+    if not isinstance(janitor, subprocess.Popen) or janitor.stdin is None:
+        return
+    try:
+        janitor.stdin.write(b"done\n")
+        janitor.stdin.close()
+        janitor.wait(timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+        pass
 
 
 def _reports(folder: Path) -> list[Path]:
