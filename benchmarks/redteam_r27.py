@@ -8,7 +8,8 @@ cluster or message would meet them.
    non-UTF-8 words, --label and --multi-prog; srun's own variables (SLURM_LABELIO, SLURM_SRUN_MULTI,
    SLURM_WORKING_DIR, SLURM_JOB_NAME, SLURM_OPEN_MODE); a relative --keep with -D elsewhere; srun (a wrapper around
    the real one) that fails at once, is killed before or while the job runs, hangs ignoring SIGINT, floods its
-   standard output. A case holds when the command keeps its contract (one JSON object, exit 0-2), ends within its
+   standard output; the doctor itself sent SIGKILL or SIGTERM at seeded instants, its job queued or running. A case
+   holds when the command keeps its contract (one JSON object, exit 0-2), ends within its
    deadline and the stopping's grace, the one node's report is merged or a usage error names why (exit 2), and
    no job of the run is left in the queue, no srun of it running, no folder of its own left in --keep or TMPDIR;
 2. the machine outputs (check's text, --json, markdown, github, JUnit, Prometheus on stdout and in a file; fleet
