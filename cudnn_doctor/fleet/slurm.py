@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -31,6 +32,7 @@ from cudnn_doctor.child import run_child
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.fleet import srun_options
 from cudnn_doctor.fleet.merge import FleetResult, NodeReport, merge, read_node
+from cudnn_doctor.operating_system import CURRENT
 from cudnn_doctor.user_files import UnreadableFile, open_user_file, read_user_head
 from cudnn_doctor.versions import ascii_digits
 
@@ -234,7 +236,7 @@ def run_slurm(run: SlurmRun) -> tuple[FleetResult, str | None]:
 # have: srun (found by its unique --output word) stopped the Slurm way, then killed, the job cancelled by its name,
 # the folder deleted. Before it, srun, an external program, ran on with its queued job after the doctor was gone.
 JANITOR = r"""
-import os, shutil, signal, subprocess, sys, time
+import os, shutil, signal, sys, time
 output, folder, name, scancel, user, pause, grace = sys.argv[1:8]
 said = sys.stdin.buffer.read(8)
 if said.startswith(b"done"):
@@ -265,39 +267,38 @@ for pid in sruns():
         os.kill(pid, signal.SIGKILL)
     except OSError:
         pass
-if name and scancel:
-    try:
-        subprocess.run([scancel, "--name=" + name] + (["--user=" + user] if user else []), timeout=10,
-                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    except (OSError, subprocess.SubprocessError):
-        pass
 shutil.rmtree(folder, ignore_errors=True)
+if name and scancel:
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    try:  # scancel, 10 s at most
+        pid = os.posix_spawn(scancel, [scancel, "--name=" + name] + (["--user=" + user] if user else []), os.environ)
+        end = time.monotonic() + 10
+        while os.waitpid(pid, os.WNOHANG) == (0, 0):
+            if time.monotonic() > end:
+                os.kill(pid, signal.SIGKILL)
+                break
+            time.sleep(0.1)
+    except OSError:
+        pass
 """
 
 
-def _start_janitor(argv: list[str], folder: Path) -> object | None:
+def _start_janitor(argv: list[str], folder: Path) -> subprocess.Popen[bytes] | None:
     """The janitor of this run (JANITOR), or None where it cannot start (the run goes on without it)."""
-    import subprocess
-
     output = next((word for word in argv if word.startswith("--output=")), None)
-    if output is None or not sys.platform.startswith("linux"):
+    if output is None:
         return None
     named = next((word.split("=", 1)[1] for word in argv if word.startswith(f"--job-name={JOB_NAME_PREFIX}")), "")
     user = os.environ.get("USER") or os.environ.get("LOGNAME") or ""
-    try:
-        return subprocess.Popen([sys.executable, "-I", "-c", JANITOR, output, str(folder), named,
-                                 shutil.which("scancel") or "", user, str(STOP_SIGNALS[-1][0]), str(STOP_GRACE_S)],
-                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                start_new_session=True, cwd="/")
-    except OSError:
-        return None
+    return CURRENT.start_outliving([sys.executable, "-I", "-c", JANITOR, output, str(folder), named,
+                                    shutil.which("scancel") or "", user, str(STOP_SIGNALS[-1][0]), str(STOP_GRACE_S)])
 
 
-def _end_janitor(janitor: object | None) -> None:
+def _end_janitor(janitor: subprocess.Popen[bytes] | None) -> None:
     """Tell the janitor the run ended as it should (srun gone, the folder deleted): it exits doing nothing."""
-    import subprocess
-
-    if not isinstance(janitor, subprocess.Popen) or janitor.stdin is None:
+    if janitor is None or janitor.stdin is None:
         return
     try:
         janitor.stdin.write(b"done\n")
