@@ -135,6 +135,17 @@ class Posix:
         if self._subreaper is None and self.owns_process:
             self._subreaper = _become_subreaper()
 
+    def start_outliving(self, argv: list[str]) -> subprocess.Popen[bytes] | None:
+        """ARGV started to outlive the doctor (the one process that must: fleet run's janitor, which cleans up after
+        a doctor killed with SIGKILL): in its own session, so no Ctrl-C of the terminal's group reaches it, never
+        adopted or killed with the doctor's children, its stdin a pipe whose end tells it the doctor is gone. None
+        where it cannot start."""
+        try:
+            return subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                    start_new_session=True, cwd="/")
+        except OSError:
+            return None
+
     def kill_tree(self, process: subprocess.Popen[bytes]) -> None:
         """Kill PROCESS and everything in its process group (not reaped yet: the group id is still ours)."""
         try:
@@ -272,6 +283,10 @@ class Windows(Posix):
             process.kill()  # TerminateProcess: also where the job could not be made
         except OSError:
             pass
+
+    def start_outliving(self, argv: list[str]) -> subprocess.Popen[bytes] | None:
+        """Windows: no Slurm, nothing that needs to outlive the doctor."""
+        return None
 
     def orphan(self, pid: int) -> bool:
         """Windows: a child's job object ends whatever it started; no process is adopted."""

@@ -257,7 +257,7 @@ def test_one_hostname_in_two_folders_is_two_nodes_each_named_by_its_file(machine
     # a host name with a line break and terminal codes in it stays on its own line in the text
     (second / "odd.json").write_text(json.dumps(_report("gpu-03\n::error::forged\x1b[31m\u2028", driver="1")))
     text = machine.run("fleet", "merge", str(second)).stdout
-    assert "• gpu-03\\x0a::error::forged\\x1b[31m\\u2028: 1" in text.splitlines()[-1]
+    assert "• gpu-03\\n::error::forged\\x1b[31m\\u2028: 1" in text.splitlines()[-1]
     assert not any(line.startswith("::") for line in text.splitlines())
 
 

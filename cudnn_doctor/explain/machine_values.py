@@ -4,7 +4,13 @@ where the machine has one answer (two GPUs of different capabilities give none).
 
 from __future__ import annotations
 
+import re
+
 from cudnn_doctor.model import Report
+
+# what a CUDA release is (12, 12.4, 12.8.1), in the digits 0-9: a framework's build file is read as it is written,
+# and an answer's fix must not say 'install CUDA ....' or CUDA in another script's digits
+CUDA_RELEASE = re.compile(r"\d{1,3}(?:\.\d{1,4}){0,2}", re.ASCII)
 
 
 def machine_values(report: Report | None) -> dict[str, str]:
@@ -12,12 +18,14 @@ def machine_values(report: Report | None) -> dict[str, str]:
     if report is None:
         return {}
     values: dict[str, str] = {}
-    majors = {f.cuda_built_for.split(".")[0] for f in report.frameworks if f.cuda_built_for}
+    majors = {f.cuda_built_for.split(".")[0] for f in report.frameworks
+              if f.cuda_built_for and CUDA_RELEASE.fullmatch(f.cuda_built_for)}
     if not majors:
-        majors = {t.version.split(".")[0] for t in report.toolkits if t.version}
+        majors = {t.version.split(".")[0] for t in report.toolkits if t.version and CUDA_RELEASE.fullmatch(t.version)}
     if len(majors) == 1:
         values["cuda_major"] = majors.pop()
-    torch_builds = {f.cuda_built_for for f in report.frameworks if f.name == "torch" and f.cuda_built_for}
+    torch_builds = {f.cuda_built_for for f in report.frameworks
+                    if f.name == "torch" and f.cuda_built_for and CUDA_RELEASE.fullmatch(f.cuda_built_for)}
     if len(torch_builds) == 1:  # the CUDA PyTorch was built for, never the driver's
         values["torch_cuda"] = torch_builds.pop()
     capabilities = {g.compute_capability for g in report.gpus if g.compute_capability}

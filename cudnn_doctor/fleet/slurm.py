@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -31,6 +32,7 @@ from cudnn_doctor.child import run_child
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.fleet import srun_options
 from cudnn_doctor.fleet.merge import FleetResult, NodeReport, merge, read_node
+from cudnn_doctor.operating_system import CURRENT
 from cudnn_doctor.user_files import UnreadableFile, open_user_file, read_user_head
 from cudnn_doctor.versions import ascii_digits
 
@@ -101,12 +103,44 @@ def _working_folder(options: tuple[str, ...]) -> list[str]:
     (srun(1) --chdir: "The default is to chdir to the current working directory of the srun process"), and the child
     runner starts srun from "/", so each node's check ran in "/", not where the user's job runs (its working
     folder's modules, a relative path in its variables)."""
-    if "chdir" in srun_options.given(options):
+    if "chdir" in srun_options.given(options) or any(os.environ.get(name) for name in WORKING_FOLDER_VARIABLES):
         return []
     try:
         return [f"--chdir={os.getcwd()}"]
     except OSError:  # removed under us: the nodes start where srun does
         return []
+
+
+# srun reads these as its --chdir (src/srun/opt.c env_vars: SLURM_WORKING_DIR; SLURM_REMOTE_CWD in older releases)
+WORKING_FOLDER_VARIABLES = ("SLURM_WORKING_DIR", "SLURM_REMOTE_CWD")
+# srun reads these as options the doctor's srun cannot run under (src/srun/opt.c env_vars): SLURM_LABELIO is --label
+# (each line of a node's report written after "0: ", no longer JSON), SLURM_SRUN_MULTI is --multi-prog (the
+# doctor's /bin/sh read as a multi-prog configuration file); a site's or a shell's default, not meant for this run
+UNRUNNABLE_VARIABLES = ("SLURM_LABELIO", "SLURM_SRUN_MULTI")
+UNRUNNABLE_OPTIONS = {"label": "-l/--label writes each line of a node's report after its task number ('0: '), which is "
+                               "then no JSON to merge",
+                      "multi-prog": "--multi-prog reads the command as a configuration file; the doctor's command is "
+                                    "its check"}
+
+
+def check_options(options: tuple[str, ...]) -> None:
+    """A usage error where OPTIONS cannot go before the doctor's own words on srun's command line (srun_options.read)
+    or ask for what the doctor cannot read back (--label, --multi-prog)."""
+    found, why = srun_options.read(options)
+    if why is not None:
+        raise DoctorError(f"srun options: {why}", fix="give srun only options, each with its value, e.g. "
+                          "`fleet run --slurm -- --partition=gpu --nodes=8`", code="CD001")
+    for option, reason in UNRUNNABLE_OPTIONS.items():
+        if option in found:
+            raise DoctorError(f"srun options: {reason}", fix=f"leave --{option} out: the doctor names each node's "
+                              "report itself", code="CD001")
+
+
+def srun_environment() -> dict[str, str] | None:
+    """srun's environment: this process's, without the variables srun would read as --label or --multi-prog."""
+    if not any(name in os.environ for name in UNRUNNABLE_VARIABLES):
+        return None
+    return {name: value for name, value in os.environ.items() if name not in UNRUNNABLE_VARIABLES}
 
 
 def job_name(folder: Path) -> str:
@@ -158,15 +192,21 @@ def _slurm_names(folder: Path) -> None:
 
 def run_slurm(run: SlurmRun) -> tuple[FleetResult, str | None]:
     """Run the checks, merge what came back; the second value is srun's complaint, if it failed."""
+    check_options(run.srun_options)
     keep = keep_folder(run.keep)
     try:
-        folder = Path(tempfile.mkdtemp(prefix=".cudnn-doctor-fleet-" if keep else "cudnn-doctor-fleet-", dir=keep))
+        # absolute: srun's tasks open --output in their working folder (-D, SLURM_WORKING_DIR), not in the doctor's,
+        # so a relative --keep given with -D elsewhere was no folder there and no node answered
+        folder = Path(os.path.abspath(tempfile.mkdtemp(prefix=".cudnn-doctor-fleet-" if keep else "cudnn-doctor-fleet-",
+                                                       dir=keep)))
     except OSError as error:
         raise DoctorError(f"--keep {run.keep}: cannot write there ({error.strerror or error})",
                           fix="give a folder you can write to", code="CD006") if keep else \
             DoctorError(f"cannot make a temporary folder: {error.strerror or error}", fix="check TMPDIR", code="CD006") from None
+    janitor = None
     try:  # srun is gone (stopped, or killed with what it started) before this folder is deleted
         argv = srun_argv(run, folder)
+        janitor = _start_janitor(argv, folder)
         try:
             complaint = _run_srun(argv, run.deadline_s)
         except BaseException:  # Ctrl-C, SIGTERM, an error: the job goes too, not only srun
@@ -187,6 +227,85 @@ def run_slurm(run: SlurmRun) -> tuple[FleetResult, str | None]:
         return result, missing
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+        _end_janitor(janitor)
+
+
+# The janitor: a process of its own session (no Ctrl-C of the terminal's reaches it, no PR_SET_PDEATHSIG) that
+# waits on a pipe from the doctor. The doctor writes "done" once srun is gone and its folder deleted; a doctor killed
+# with SIGKILL, which can clean nothing, closes the pipe without it, and the janitor does what the doctor would
+# have: srun (found by its unique --output word) stopped the Slurm way, then killed, the job cancelled by its name,
+# the folder deleted. Before it, srun, an external program, ran on with its queued job after the doctor was gone.
+JANITOR = r"""
+import os, shutil, signal, sys, time
+output, folder, name, scancel, user, pause, grace = sys.argv[1:8]
+said = sys.stdin.buffer.read(8)
+if said.startswith(b"done"):
+    sys.exit(0)
+def sruns():
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit() and int(pid) != os.getpid():  # its own command line holds the word too
+            try:
+                with open("/proc/%s/cmdline" % pid, "rb") as file:
+                    if os.fsencode(output) in file.read().split(b"\0"):
+                        found.append(int(pid))
+            except OSError:
+                pass
+    return found
+for pid in sruns():
+    for number in (signal.SIGINT, signal.SIGINT):
+        try:
+            os.kill(pid, number)
+        except OSError:
+            pass
+        time.sleep(float(pause))
+end = time.monotonic() + float(grace)
+while sruns() and time.monotonic() < end:
+    time.sleep(0.1)
+for pid in sruns():
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass
+shutil.rmtree(folder, ignore_errors=True)
+if name and scancel:
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    try:  # scancel, 10 s at most
+        pid = os.posix_spawn(scancel, [scancel, "--name=" + name] + (["--user=" + user] if user else []), os.environ)
+        end = time.monotonic() + 10
+        while os.waitpid(pid, os.WNOHANG) == (0, 0):
+            if time.monotonic() > end:
+                os.kill(pid, signal.SIGKILL)
+                break
+            time.sleep(0.1)
+    except OSError:
+        pass
+"""
+
+
+def _start_janitor(argv: list[str], folder: Path) -> subprocess.Popen[bytes] | None:
+    """The janitor of this run (JANITOR), or None where it cannot start (the run goes on without it)."""
+    output = next((word for word in argv if word.startswith("--output=")), None)
+    if output is None:
+        return None
+    named = next((word.split("=", 1)[1] for word in argv if word.startswith(f"--job-name={JOB_NAME_PREFIX}")), "")
+    user = os.environ.get("USER") or os.environ.get("LOGNAME") or ""
+    return CURRENT.start_outliving([sys.executable, "-I", "-c", JANITOR, output, str(folder), named,
+                                    shutil.which("scancel") or "", user, str(STOP_SIGNALS[-1][0]), str(STOP_GRACE_S)])
+
+
+def _end_janitor(janitor: subprocess.Popen[bytes] | None) -> None:
+    """Tell the janitor the run ended as it should (srun gone, the folder deleted): it exits doing nothing."""
+    if janitor is None or janitor.stdin is None:
+        return
+    try:
+        janitor.stdin.write(b"done\n")
+        janitor.stdin.close()
+        janitor.wait(timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+        pass
 
 
 def _reports(folder: Path) -> list[Path]:
@@ -249,12 +368,17 @@ def _run_srun(argv: list[str], deadline_s: float) -> str | None:
 
     def on_line(line: bytes) -> None:
         text = line.decode("utf-8", "replace").strip()
-        if text and len(complaints) < MAX_COMPLAINTS and "error" in text.lower():
+        # srun's errors, and getopt's refusals of its options, which say no 'error' and begin with the path srun
+        # was started by ("/usr/bin/srun: unrecognized option '--x'", "...: option '--job=x' is ambiguous"); srun's
+        # own last line is only 'Try "srun --help" for more information'
+        said_by = text.split(" ", 1)[0]
+        if text and len(complaints) < MAX_COMPLAINTS and ("error" in text.lower() or (
+                said_by.endswith("srun:") and ("option" in text or "requires an argument" in text))):
             complaints.append(text[:300])
 
     stopping = min(STOP_GRACE_S + STOP_SIGNALS[-1][0], deadline_s * STOP_SHARE)
     grace = max(0.0, stopping - STOP_SIGNALS[-1][0])
-    answer = run_child(argv, None, time.monotonic() + deadline_s - stopping, what="srun", on_stderr_line=on_line,
+    answer = run_child(argv, srun_environment(), time.monotonic() + deadline_s - stopping, what="srun", on_stderr_line=on_line,
                        stop_signals=STOP_SIGNALS, stop_grace=grace)
     if answer.timed_out:
         return f"stopped after {deadline_s:.0f} s (--deadline): nodes that had not answered are missing"

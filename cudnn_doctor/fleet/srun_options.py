@@ -33,6 +33,15 @@ def given(options: tuple[str, ...] | list[str]) -> dict[str, str]:
     """{long name: value} of every option srun takes from OPTIONS, the last one winning as in srun (an option without
     a value: ""). Words srun would refuse (an unknown or ambiguous name, a missing argument) end the reading: srun
     stops there too, with its own error."""
+    return read(options)[0]
+
+
+def read(options: tuple[str, ...] | list[str]) -> tuple[dict[str, str], str | None]:
+    """given()'s options, and why OPTIONS do not end where srun's options end (None where they do): `fleet run`
+    puts its own options and its command after the user's, so a last option that lacks its argument would take the
+    doctor's --output as its value (`--comment`, `-J`), and '--' or a word that is not an option would make the
+    doctor's words the command's. A long name srun's table lacks (a newer srun's) is read where its value follows
+    '=' (its extent is then the word); without '=' whether it takes the next word is unknown."""
     takes, shorts = _table()
     found: dict[str, str] = {}
     words = list(options)
@@ -40,20 +49,29 @@ def given(options: tuple[str, ...] | list[str]) -> dict[str, str]:
     while at < len(words):
         word = words[at]
         at += 1
-        if word == "--" or not word.startswith("-") or word == "-":
-            break
+        if word == "--":
+            return found, "'--' ends srun's options there: the doctor's own options and command would be its words"
+        if not word.startswith("-") or word == "-":
+            return found, f"{word!r} is not an option: srun would run it as the command, not the doctor's check"
         if word.startswith("--"):
             name, equals, value = word[2:].partition("=")
             option = _long(name, takes)
             if option is None:
-                break
+                starting = sorted(n for n in takes if n.startswith(name))
+                if len(starting) > 1:
+                    return found, f"--{name} is ambiguous ({', '.join('--' + n for n in starting[:4])}): srun refuses it"
+                if equals:
+                    continue  # an option of a newer srun: its value is in the word
+                return found, (f"srun's options (compat/slurm.toml) have no --{name}: whether it takes the next word "
+                               f"is not known; give its value as --{name}=VALUE")
             kind = takes[option]
             if kind == "required" and not equals:
                 if at >= len(words):
-                    break
+                    return found, f"--{option} takes a value and is the last word: srun would take the doctor's " \
+                                  f"--output as it"
                 value, at = words[at], at + 1
             elif kind == "none" and equals:
-                break
+                return found, f"--{option} takes no value: srun refuses {word!r}"
             found[option] = value
             continue
         letters = word[1:]
@@ -61,7 +79,7 @@ def given(options: tuple[str, ...] | list[str]) -> dict[str, str]:
             letter, letters = letters[0], letters[1:]
             option = shorts.get(letter)
             if option is None:
-                return found
+                return found, f"srun has no option -{letter}: srun refuses {word!r}"
             kind = takes.get(option, "none")
             if kind == "none":
                 found[option] = ""
@@ -71,6 +89,7 @@ def given(options: tuple[str, ...] | list[str]) -> dict[str, str]:
             elif at < len(words):
                 found[option], at = words[at], at + 1
             else:
-                return found
+                return found, f"-{letter} takes a value and is the last word: srun would take the doctor's " \
+                              f"--output as it"
             letters = ""
-    return found
+    return found, None

@@ -140,11 +140,13 @@ def _python_framework(name: str, version: str, site: str, info: str, libraries: 
         declared = re.search(r"^__version__\s*(?::[^=]*)?=\s*['\"]([^'\"]+)['\"]", text, re.MULTILINE)
         if declared:  # PyPI's METADATA says 2.11.0 where torch itself says 2.11.0+cu130
             version = declared.group(1)
-        match = re.search(r"^cuda\s*(?::[^=]*)?=\s*['\"]([\d.]+)['\"]", text, re.MULTILINE)
+        # a CUDA release in the digits 0-9 (re.ASCII: Python's \d takes Arabic-Indic and fullwidth ones, which no
+        # build writes) and of its shape (12.4, 12.8.1), not '....' or 100,000 digits a hostile version.py holds
+        match = re.search(r"^cuda\s*(?::[^=]*)?=\s*['\"](\d{1,3}(?:\.\d{1,4}){0,2})['\"]", text, re.MULTILINE | re.ASCII)
         cuda = match.group(1) if match else None
         if cuda is None and "+cu" in version:
             local = version.split("+cu")[1]
-            cuda = f"{local[:-1]}.{local[-1]}" if ascii_digits(local) and len(local) >= 3 else None
+            cuda = f"{local[:-1]}.{local[-1]}" if ascii_digits(local) and 3 <= len(local) <= 4 else None
         details["cpu_only"] = cuda is None and ("+cpu" in version or "cuda" in text)
     elif name == "tensorflow":
         build = _tensorflow_build_info(site)

@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape as escape_markup
 
-# what would break a node's line in two, move the cursor or recolour the terminal
-CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+from cudnn_doctor.streams import printable
 
 
 def escape(text: str) -> str:
-    """A value from a node's report, on one line: control characters as \\xNN, markup escaped."""
-    def one(match: re.Match[str]) -> str:
-        code = ord(match.group())
-        return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
-
-    return escape_markup(CONTROL.sub(one, str(text)))
+    """A value from a node's report, on one line: every control or invisible character (a newline, a terminal's
+    escape, C1, U+2028/2029, a bidi control) and a byte not UTF-8 written as an escape (streams.printable, as
+    every other renderer's), markup escaped. Its own set of characters had left bidi controls raw."""
+    return escape_markup(printable(str(text)))
 
 
 def render_fleet(data: dict[str, Any], console: Console) -> None:

@@ -18,9 +18,14 @@ STATUSES = ("ok", "warning", "error")
 
 
 def _escape(value: Any) -> str:
-    text = "" if value is None else str(value)
-    text = text.encode("utf-8", "backslashreplace").decode("utf-8")  # lone surrogates from odd paths
-    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    """VALUE as a label value: Prometheus' own escapes (backslash, quote, newline) over printable()'s, by which
+    every other control or invisible character (a terminal escape, a CR, U+0085, U+2028/2029, a bidi control) and
+    a path's byte that is not UTF-8 is written as an escape: the format allows them raw, but the file is also
+    printed (a terminal runs an escape) and read by lines (a CR, a U+2028 ends one for many readers)."""
+    from cudnn_doctor.streams import printable
+
+    text = printable("" if value is None else str(value))
+    return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def _labels(labels: dict[str, Any]) -> str:
