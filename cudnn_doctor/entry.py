@@ -178,11 +178,12 @@ def _leave(done: SystemExit) -> None:
     import os
 
     atexit._run_exitfuncs()  # cleared once run: where the flush below fails, Python's exit does not run them twice
-    for stream in (sys.stdout, sys.stderr):
+    # the streams Python's exit flushes, and the original ones (where replaced) that its teardown would have flushed
+    for stream in dict.fromkeys((sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__)):
         try:
-            if stream is not None:
+            if stream is not None and not stream.closed:
                 stream.flush()
-        except (OSError, ValueError):  # a closed pipe or stream: Python's exit reports it (status 120) as before
+        except (OSError, ValueError, AttributeError):  # a closed pipe, a full disk: Python's exit says it as before
             return
     os._exit(code)
 
