@@ -7,7 +7,7 @@ Prints, for `python -m cudnn_doctor check --json` and each other command, the me
 time of N interleaved runs and the median CPU time (user + system of the process and the children it
 waited for: the steadier figure on a shared machine), after one warm-up run each (page cache, bytecode,
 the parsed-data cache), and the ratio of each median to `import typer`'s. Bytecode is written and read as
-an installed package's is (PYTHONDONTWRITEBYTECODE is dropped for the runs). --before DIR also times the
+an installed package's is (PYTHONDONTWRITEBYTECODE is dropped for the runs). --before DIR (repeatable) also times the
 check of another checkout (e.g. `git archive` of the commit before a change, unpacked into DIR).
 """
 
@@ -56,7 +56,8 @@ def main() -> None:
     typer_yardstick()
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=15)
-    parser.add_argument("--before", type=Path, help="another checkout whose check is timed too")
+    parser.add_argument("--before", type=Path, action="append", default=[],
+                        help="another checkout whose check is timed too (may be given more than once)")
     parser.add_argument("--compare", action="append", default=[], help="another shell command, timed the same way")
     parser.add_argument("extra", nargs="*")
     options = parser.parse_args()
@@ -70,9 +71,8 @@ def main() -> None:
         'python -c "import typer"': ([sys.executable, "-c", "import typer"], neutral, env),
         "cudnn-doctor check --json": (check, neutral, {**env, "PYTHONPATH": python_path(REPO)}),
     }
-    if options.before:
-        commands[f"check --json of {options.before.name}"] = (check, neutral,
-                                                              {**env, "PYTHONPATH": python_path(options.before.resolve())})
+    for before in options.before:
+        commands[f"check --json of {before.name}"] = (check, neutral, {**env, "PYTHONPATH": python_path(before.resolve())})
     for other in options.compare:
         commands[other] = (["bash", "-c", other], neutral, env)
     for command, cwd, command_env in commands.values():
