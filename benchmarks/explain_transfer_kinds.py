@@ -8,7 +8,7 @@ and the rule is put in one KIND by where its knowledge came from:
   table     compat/libraries.toml: a table of libraries, packages, symbols, compilers read by a general reader
   source    a compat/errors.toml row whose first citation is a tool's code, a header, or a vendor's documentation
   thread    a compat/errors.toml row whose first citation is an issue thread (owner/repo#N)
-Per kind: rules, rules fitted (answer only their home round), answers in the home round, answers in rounds published
+Per kind (all rules, then those written in round five or later): rules, rules fitted (answer only their home round), answers in the home round, answers in rounds published
 after the rule (blind), and those blind answers in rounds thirteen and later (the recent rounds, each of whose sets was
 sealed while the rule was written).
 """
@@ -59,6 +59,7 @@ def main(argv: list[str]) -> int:
         time = dated[key]
         home = round_at(time, windows) if time else EARLY
         case_round = rounds.get(row["set"], EARLY)
+        rules[rule]["late"] = int(home != EARLY)
         if rank[case_round] == rank[home]:
             rules[rule]["home"] += 1
         elif rank[case_round] > rank[home]:
@@ -75,6 +76,16 @@ def main(argv: list[str]) -> int:
         blind = sum(v["blind"] for v in mine.values())
         print(f"| {kind} | {len(mine)} | {fitted} | {sum(v['home'] for v in mine.values())} | "
               f"{sum(v['before'] for v in mine.values())} | {blind} | {sum(v['blind13'] for v in mine.values())} | "
+              f"{blind / max(1, len(mine)):.2f} |")
+    print()
+    print("Rules written in round five or later (by the rounds' builders, not the early catalog):")
+    print("| kind | rules | fitted | blind answers | blind in rounds 13-20 | blind per rule |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    for kind in ("catalog", "table", "source", "thread"):
+        mine = {k: v for k, v in rules.items() if k[0] == kind and v["late"]}
+        fitted = sum(1 for v in mine.values() if not v["blind"] and not v["before"])
+        blind = sum(v["blind"] for v in mine.values())
+        print(f"| {kind} | {len(mine)} | {fitted} | {blind} | {sum(v['blind13'] for v in mine.values())} | "
               f"{blind / max(1, len(mine)):.2f} |")
     for kind in ("catalog", "table", "source", "thread"):
         top = sorted(((v["blind13"], k[1]) for k, v in rules.items() if k[0] == kind and v["blind13"]), reverse=True)[:6]
