@@ -45,25 +45,10 @@ EDGES = [
 ]
 
 
-def torch_verdicts(folder: Path, values: list[str], env: dict[str, str] | None = None) -> dict[str, str]:
-    """Each value given to the real torch's common allocator parser (torch._C._accelerator_setAllocatorSettings):
-    'ok' or its exception, in one child."""
-    script = ("import json, sys, warnings\nwarnings.simplefilter('ignore')\nimport torch\nout = {}\n"
-              "for value in json.loads(sys.argv[1]):\n"
-              "    try:\n        torch._C._accelerator_setAllocatorSettings(value)\n        out[value] = 'ok'\n"
-              "    except Exception as error:\n        out[value] = type(error).__name__ + ': ' + str(error)[:200]\n"
-              "print(json.dumps(out))\n")
-    child = subprocess.run([sys.executable, "-c", script, json.dumps(values)], capture_output=True, text=True,
-                           timeout=600, env={**os.environ, **(env or {}), "PYTHONPATH": str(folder)})
-    assert child.returncode == 0, child.stderr[-2000:]
-    verdicts: dict[str, str] = json.loads(child.stdout.splitlines()[-1])
-    return verdicts
-
-
-def test_the_common_parsers_verdicts_are_torchs_own() -> None:
+def test_the_common_parsers_verdicts_are_torchs_own(torch_answers: tuple[dict[str, str], list[str]]) -> None:
     """Every edge value: refused by the rule exactly where the real torch's parser raises, taken where it takes it
     (PYTORCH_HIP_ALLOC_CONF on a CUDA build reaches this parser alone)."""
-    verdicts = torch_verdicts(real_torch_cpu(), EDGES)
+    verdicts = torch_answers[0]
     ours = {value: alloc_conf_problems(value, None, ("common",)) for value in EDGES}
     wrong = {value: (verdicts[value], ours[value]) for value in EDGES if (verdicts[value] == "ok") != (not ours[value])}
     assert not wrong, wrong
@@ -82,12 +67,26 @@ ALLOC_NAMES = ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF", "PYTORCH_ALL
 
 
 @pytest.fixture(scope="module")
-def torchs_choices() -> list[str]:
-    """What the real torch says of each environment of CHOICES: 'ok' or 'refused ...', each in a process of its own
-    forked from one that imported torch (torch reads these variables when its allocator settings are first asked
-    for, not at import: the six answers differ, so a read at import would fail the tests), whose environment is set
-    before the question. One torch import for the six (it was one per environment, about 2 CPU s each)."""
+def torch_answers() -> tuple[dict[str, str], list[str]]:
+    """What the real torch says, from one import of it, each answer in a process of its own forked from it:
+    - each value of EDGES given to its common allocator parser (torch._C._accelerator_setAllocatorSettings), one
+      after another in one fork: 'ok' or its exception (a process of its own before, one more torch import);
+    - of each environment of CHOICES: 'ok' or 'refused ...' (torch reads these variables when its allocator settings
+      are first asked for, not at import: the six answers differ, so a read at import would fail the tests), its
+      environment set in its fork before the question (one torch import for the six: it was one per environment,
+      about 2 CPU s each).
+    No fork asks before another has ended, and the parent never asks: each starts from torch as imported."""
     script = ("import json, os, sys, warnings\nwarnings.simplefilter('ignore')\nimport torch\n"
+              "sys.stdout.flush()\n"
+              "pid = os.fork()\n"
+              "if pid == 0:\n"
+              "    out = {}\n"
+              "    for value in json.loads(sys.argv[2]):\n"
+              "        try:\n            torch._C._accelerator_setAllocatorSettings(value)\n            out[value] = 'ok'\n"
+              "        except Exception as error:\n            out[value] = type(error).__name__ + ': ' + str(error)[:200]\n"
+              "    print(json.dumps(out), flush=True)\n"
+              "    os._exit(0)\n"
+              "os.waitpid(pid, 0)\n"
               "for env in json.loads(sys.argv[1]):\n"
               "    sys.stdout.flush()\n"
               "    pid = os.fork()\n"
@@ -101,11 +100,17 @@ def torchs_choices() -> list[str]:
               "        os._exit(0)\n"
               "    os.waitpid(pid, 0)\n")
     base = {key: value for key, value in os.environ.items() if key not in ALLOC_NAMES}
-    child = subprocess.run([sys.executable, "-c", script, json.dumps([env for env, _ in CHOICES])], capture_output=True,
-                           text=True, timeout=600, env={**base, "PYTHONPATH": str(real_torch_cpu())})
+    child = subprocess.run([sys.executable, "-c", script, json.dumps([env for env, _ in CHOICES]), json.dumps(EDGES)],
+                           capture_output=True, text=True, timeout=600, env={**base, "PYTHONPATH": str(real_torch_cpu())})
     said = [json.loads(line) for line in child.stdout.splitlines()]
-    assert child.returncode == 0 and len(said) == len(CHOICES), child.stdout + child.stderr[-1000:]
-    return said
+    assert child.returncode == 0 and len(said) == 1 + len(CHOICES), child.stdout[-2000:] + child.stderr[-1000:]
+    assert isinstance(said[0], dict) and set(said[0]) == set(EDGES), said[0]
+    return said[0], said[1:]
+
+
+@pytest.fixture(scope="module")
+def torchs_choices(torch_answers: tuple[dict[str, str], list[str]]) -> list[str]:
+    return torch_answers[1]
 
 
 @pytest.mark.parametrize(("env", "refused"), CHOICES)

@@ -180,6 +180,39 @@ def run_torch(env: dict[str, str], code: str) -> subprocess.CompletedProcess[str
                           stdin=subprocess.DEVNULL)
 
 
+# One real torch start proves two values where each value's effect is its own, apart in that start's output: what
+# TorchDynamo or Inductor made of its variable, printed on standard output by the code, and what libc10 said of
+# TORCH_CPP_LOG_LEVEL when torch's libraries loaded, on standard error (c10 reads no other variable set there, and
+# neither Python reader reads TORCH_CPP_LOG_LEVEL). Each start is a clean import that must succeed (exit 0) for both
+# tests, so neither value can hide the other's failure. A torch start is about 1.6 CPU s; made once per run for every
+# pytest-xdist worker (its answer kept in the run's shared temporary folder, under a lock).
+SHARED_STARTS = {
+    "validation-timeout": ({"TORCHDYNAMO_TRANSLATION_VALIDATION_TIMEOUT": " 1_000 ", "TORCH_CPP_LOG_LEVEL": "WARN"},
+                           "import torch; print(torch.fx.experimental._config.translation_validation_timeout)"),
+    "max-autotune": ({"TORCHINDUCTOR_MAX_AUTOTUNE": "true", "TORCH_CPP_LOG_LEVEL": " 1"},
+                     "import torch._inductor.config as c; print(c.max_autotune)"),
+}
+
+
+def shared_torch_start(name: str, tmp_path_factory: pytest.TempPathFactory) -> subprocess.CompletedProcess[str]:
+    """SHARED_STARTS[NAME] run by the real torch once in this run: the first test to need it runs it, the others
+    (in any worker) read its exit status, stdout and stderr back."""
+    from tests.locks import locked, worker_id
+
+    # the run's own folder: a pytest-xdist worker's basetemp is popen-gwN inside it; without workers, basetemp is it
+    run = tmp_path_factory.getbasetemp()
+    folder = (run.parent if worker_id() != "main" else run) / "torch-starts"
+    folder.mkdir(exist_ok=True)
+    kept = folder / f"{name}.json"
+    with locked(name, folder):
+        if not kept.exists():
+            env, code = SHARED_STARTS[name]
+            said = run_torch(env, code)
+            kept.write_text(json.dumps([said.returncode, said.stdout, said.stderr]))
+    returncode, stdout, stderr = json.loads(kept.read_text())
+    return subprocess.CompletedProcess([sys.executable, "-c", SHARED_STARTS[name][1]], returncode, stdout, stderr)
+
+
 @pytest.mark.parametrize("value", ["yes", ""])
 def test_a_value_torchs_import_refuses_with_int_is_an_error_with_its_rule(machine: Machine, torch_site: Path,
                                                                           value: str) -> None:
@@ -194,12 +227,13 @@ def test_a_value_torchs_import_refuses_with_int_is_an_error_with_its_rule(machin
         closed_loop(machine, "CD411", variable)
 
 
-def test_a_value_torchs_int_takes_is_no_finding(machine: Machine, torch_site: Path) -> None:
+def test_a_value_torchs_int_takes_is_no_finding(machine: Machine, torch_site: Path,
+                                              tmp_path_factory: pytest.TempPathFactory) -> None:
     variable = "TORCHDYNAMO_TRANSLATION_VALIDATION_TIMEOUT"
     machine.env[variable] = " 1_000 "  # int() strips blanks and takes '_' between digits
     assert not settings_findings(check(machine), variable)
-    said = run_torch({variable: " 1_000 "}, "import torch; print(torch.fx.experimental._config."
-                                            "translation_validation_timeout)")
+    said = shared_torch_start("validation-timeout", tmp_path_factory)  # " 1_000 ", read by torch's own config
+    assert SHARED_STARTS["validation-timeout"][0][variable] == " 1_000 "
     assert said.returncode == 0 and said.stdout.split() == ["1000"], said.stderr[-600:]
 
 
@@ -331,13 +365,16 @@ def test_a_cupy_switch_int_cannot_read_is_a_warning_that_it_stays_off(machine: M
 
 @pytest.mark.parametrize(("value", "refused"), [("WARN", True), (" 1", True), ("info", False), ("", False)])
 def test_torchs_cpp_log_level_as_libc10_parses_it(machine: Machine, torch_site: Path, value: str,
-                                                  refused: bool) -> None:
+                                                  refused: bool, tmp_path_factory: pytest.TempPathFactory) -> None:
     machine.env["TORCH_CPP_LOG_LEVEL"] = value
     found = settings_findings(check(machine), "TORCH_CPP_LOG_LEVEL")
     assert bool(found) == refused, found
     if refused:
         assert found[0]["code"] == "CD414" and found[0]["severity"] == "warning", found
-    said = run_torch({"TORCH_CPP_LOG_LEVEL": value}, "import torch")  # the real torch's own words, or none
+    # the real torch's own words, or none: a start of its own, or the shared start that sets this value
+    [shared] = [name for name, (env, _) in SHARED_STARTS.items() if env.get("TORCH_CPP_LOG_LEVEL") == value] or [None]
+    said = (shared_torch_start(shared, tmp_path_factory) if shared
+            else run_torch({"TORCH_CPP_LOG_LEVEL": value}, "import torch"))
     assert said.returncode == 0 and ("environment variable cannot be parsed" in said.stderr) == refused, said.stderr
 
 
@@ -373,9 +410,10 @@ def test_a_switch_read_as_meant_is_no_finding(machine: Machine, inductor_site: P
         assert not settings_findings(check(machine), "TORCHINDUCTOR_MAX_AUTOTUNE"), value
 
 
-def test_the_real_torch_reads_such_a_switch_as_off_and_the_plan_writes_its_word(machine: Machine,
-                                                                                inductor_site: Path) -> None:
-    said = run_torch({"TORCHINDUCTOR_MAX_AUTOTUNE": "true"}, "import torch._inductor.config as c; print(c.max_autotune)")
+def test_the_real_torch_reads_such_a_switch_as_off_and_the_plan_writes_its_word(
+        machine: Machine, inductor_site: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    said = shared_torch_start("max-autotune", tmp_path_factory)  # TORCHINDUCTOR_MAX_AUTOTUNE=true
+    assert SHARED_STARTS["max-autotune"][0]["TORCHINDUCTOR_MAX_AUTOTUNE"] == "true"
     assert said.returncode == 0 and said.stdout.split() == ["False"], said.stderr[-600:]
     machine.env["TORCHINDUCTOR_MAX_AUTOTUNE"] = "true"
     lines = plan_lines(machine)
