@@ -33,6 +33,9 @@ COMMAND_HOLE = re.compile(r"'the |\bthe [a-z]|==the\b|cu'|=the\b|--\w+ the\b"
 # a placeholder of any spelling ("<CUDA>\\extras", "<version>") and words put where a value belongs ("CUDA the CUDA
 # version", "CUDA the found version", "to the driver NVIDIA's ... or newer")
 MARKER = re.compile(r"<[A-Za-z][\w .-]{0,40}>")
+# a pseudo-value anywhere in an answer, commands or words ("libnvrtc-builtins.so.X.Y", "nvrtc-builtins64_XY.dll",
+# "nd4j-cuda-X.Y"): a user reads it as a blank; an example release or words say the same (round twenty-two's set)
+PSEUDO_VALUE = re.compile(r"\bX\.Y\b|_XY\b|\bX\.Y\.Z\b")
 WORDS_FOR_A_VALUE = re.compile(r"\b(?:CUDA|cuDNN|version|capability) the (?:CUDA|cuDNN|found|version|cuda major|"
                                r"prefix|major)\b|\bto the driver NVIDIA's\b|\bthe the\b|\ban? the\b")
 
@@ -72,6 +75,7 @@ def holes(match: dict[str, object]) -> list[str]:
         text = str(match[key])
         if CATALOG_FIELD.search(text) or FIELD.search(text) or MARKER.search(text):
             found.append(f"{key}: a template marker")
+        found += [f"{key}: a pseudo-value {m.group(0)}" for m in PSEUDO_VALUE.finditer(text)]
         found += [f"{key}: words where a value belongs: {m.group(0)}" for m in WORDS_FOR_A_VALUE.finditer(text)]
         found += [f"{key}: command `{command}`" for command in text.split("`")[1::2] if COMMAND_HOLE.search(command)]
         found += [f"{key}: {name} was read ({values[name]}) but reads as words"  # type: ignore[index]

@@ -58,9 +58,10 @@ def test_without_the_option_the_message_stays_unclaimed() -> None:
 
 
 def test_an_unrelated_look_alike_is_declined() -> None:
-    # pip's resolver on an Ascend machine: nearest is the look-alike itself, the CUDA builds' conflicts further
+    # pip's resolver on an Ascend machine: the look-alike itself among the nearest, beside the CUDA builds' conflicts
+    # (round twenty-two's set brought one as near as it): the neighbours disagree, nothing is claimed
     near = shipped_index().nearest(ASCEND, 3)
-    assert near[0][1].family == "unrelated" and {report.family for _, report in near[1:]} == {"CD5"}
+    assert {report.family for _, report in near} == {"unrelated", "CD5"}, near
     assert explain_text(ASCEND, None, by_resemblance=True)["exit_code"] == 1
     assert explain("--by-resemblance", ASCEND).returncode == 1
 
