@@ -244,7 +244,7 @@ if said.startswith(b"done"):
 def sruns():
     found = []
     for pid in os.listdir("/proc"):
-        if pid.isdigit() and int(pid) != os.getpid():  # its own command line holds the word too
+        if pid and not pid.strip("0123456789") and int(pid) != os.getpid():  # a process; not itself: its command line holds the word too
             try:
                 with open("/proc/%s/cmdline" % pid, "rb") as file:
                     if os.fsencode(output) in file.read().split(b"\0"):
