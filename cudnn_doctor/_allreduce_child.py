@@ -150,30 +150,22 @@ def rank(mib, iterations, site, here=""):
 
 def _mapped(fragment):
     """The first file mapped into this process whose name starts with FRAGMENT; None where none is."""
-    return next((path for path in _mapped_files() if os.path.basename(path).startswith(fragment)), None)
+    return next((path for path in _STDIO["mapped_files"]() if os.path.basename(path).startswith(fragment)), None)
 
-
-def _mapped_files():
-    """Every file mapped into this process, once each, in the order of its first mapping (bytes-safe): _proc_maps.py,
-    the one reader of /proc/self/maps, run from its file (this script imports nothing of the doctor's folder)."""
-    if "mapped_files" not in _MAPS:
-        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_proc_maps.py")
-        with open(path) as source:
-            text = source.read()
-        exec(compile(text, path, "exec"), _MAPS)
-    return _MAPS["mapped_files"]()
-
-
-_MAPS = {"__name__": "_proc_maps"}
 
 
 def _keep_stdio():
     """Each of stdin, stdout and stderr a preloaded library closed is /dev/null again: _child_stdio.py, the one
-    copy for every child script (they import only the standard library), run from its file."""
+    copy for every child script (they import only the standard library), run from its file; its namespace
+    (mapped_files: what this process mapped) kept in _STDIO."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_child_stdio.py")
     with open(path) as source:  # read and closed first: it may hold the number of a closed descriptor meanwhile
         text = source.read()
-    exec(compile(text, path, "exec"), {"__name__": "_child_stdio"})
+    _STDIO["__file__"] = path  # its mapped_files finds _proc_maps.py beside it
+    exec(compile(text, path, "exec"), _STDIO)
+
+
+_STDIO = {"__name__": "_child_stdio"}
 
 
 if __name__ == "__main__":

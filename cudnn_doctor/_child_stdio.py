@@ -144,6 +144,21 @@ def answer_fd():
 # fail), the process pinned to fewer CPUs. Only what takes something from the program is said: a variable added, a
 # limit raised, a CPU added is not.
 
+
+def mapped_files():
+    """Every file mapped into this process, once each, in the order of its first mapping (bytes-safe): _proc_maps.py,
+    the one reader of /proc/self/maps, run once from its file beside this one (the script children import nothing of
+    the doctor's folder; the job children's modules import it)."""
+    if "mapped_files" not in _MAPS:
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_proc_maps.py")
+        with open(path) as source:
+            text = source.read()
+        exec(compile(text, path, "exec"), _MAPS)
+    return _MAPS["mapped_files"]()
+
+
+_MAPS = {"__name__": "_proc_maps"}
+
 _LIMITS = (("RLIMIT_NOFILE", "open files (ulimit -n)"), ("RLIMIT_AS", "address space (ulimit -v)"),
            ("RLIMIT_STACK", "stack (ulimit -s)"), ("RLIMIT_CPU", "CPU time (ulimit -t)"),
            ("RLIMIT_NPROC", "processes (ulimit -u)"), ("RLIMIT_DATA", "data (ulimit -d)"),

@@ -21,21 +21,8 @@ STARTED = time.time()  # the child's own start: where its seconds go (benchmarks
 
 def mapped_cudnn():
     """The libcudnn files mapped into this process, bytes-safe (surrogateescape)."""
-    return [path for path in _mapped_files() if os.path.basename(path).startswith("libcudnn")]
+    return [path for path in _STDIO["mapped_files"]() if os.path.basename(path).startswith("libcudnn")]
 
-
-def _mapped_files():
-    """Every file mapped into this process, once each, in the order of its first mapping (bytes-safe): _proc_maps.py,
-    the one reader of /proc/self/maps, run from its file (this script imports nothing of the doctor's folder)."""
-    if "mapped_files" not in _MAPS:
-        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_proc_maps.py")
-        with open(path) as source:
-            text = source.read()
-        exec(compile(text, path, "exec"), _MAPS)
-    return _MAPS["mapped_files"]()
-
-
-_MAPS = {"__name__": "_proc_maps"}
 
 
 def _own_site(folder):
@@ -346,6 +333,7 @@ def _keep_stdio():
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_child_stdio.py")
     with open(path) as source:  # read and closed first: it may hold the number of a closed descriptor meanwhile
         text = source.read()
+    _STDIO["__file__"] = path  # its mapped_files finds _proc_maps.py beside it
     exec(compile(text, path, "exec"), _STDIO)
 
 

@@ -51,21 +51,8 @@ def text(path):
 def mapped(names):
     """The files this process has mapped whose names start with one of NAMES, each once (/proc/self/maps)."""
     prefixes = tuple(names)
-    return [text(path) for path in _mapped_files() if os.path.basename(path).startswith(prefixes)]
+    return [text(path) for path in _STDIO["mapped_files"]() if os.path.basename(path).startswith(prefixes)]
 
-
-def _mapped_files():
-    """Every file mapped into this process, once each, in the order of its first mapping (bytes-safe): _proc_maps.py,
-    the one reader of /proc/self/maps, run from its file (this script imports nothing of the doctor's folder)."""
-    if "mapped_files" not in _MAPS:
-        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_proc_maps.py")
-        with open(path) as source:
-            text = source.read()
-        exec(compile(text, path, "exec"), _MAPS)
-    return _MAPS["mapped_files"]()
-
-
-_MAPS = {"__name__": "_proc_maps"}
 
 
 def resolved(names):
@@ -350,6 +337,7 @@ def _keep_stdio():
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_child_stdio.py")
     with open(path) as source:  # read and closed first: it may hold the number of a closed descriptor meanwhile
         code = source.read()
+    _STDIO["__file__"] = path  # its mapped_files finds _proc_maps.py beside it
     exec(compile(code, path, "exec"), _STDIO)
 
 
